@@ -1,0 +1,6 @@
+"""Surrogate models behind one interface (:class:`~condsamplers.models.base.Surrogate`)."""
+
+from condsamplers.models.base import Surrogate
+from condsamplers.models.gp import ExactGP
+
+__all__ = ["ExactGP", "Surrogate"]

@@ -1,0 +1,54 @@
+"""The one small interface every surrogate implements.
+
+Notation: ``X`` is an ``(n, d)`` matrix of encoded configurations (unit interval for numerical
+columns, choice index for categorical ones, see :mod:`condsamplers.space`), ``active`` the boolean
+``(n, d)`` mask of active columns, ``y`` the ``(n,)`` objective values to be *minimised*.
+Models know nothing of Optuna.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import TypeVar
+
+import numpy as np
+import torch
+
+from condsamplers.space import FeatureSpec
+
+SurrogateT = TypeVar("SurrogateT", bound="Surrogate")
+
+
+class Surrogate(abc.ABC):
+    """A probabilistic regression model of the objective over a conditional space.
+
+    Subclasses implement :meth:`fit`, :meth:`posterior` (differentiable torch mean and variance
+    of the latent function, in the units of ``y``) and :meth:`condition_on` (add observations
+    while keeping the hyperparameters, used for fantasies of running trials).
+    """
+
+    @abc.abstractmethod
+    def fit(
+        self: SurrogateT, X: np.ndarray, active: np.ndarray, y: np.ndarray, features: FeatureSpec
+    ) -> SurrogateT:
+        """Fit the model (hyperparameters included) to the observations."""
+
+    @abc.abstractmethod
+    def posterior(
+        self, X: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and variance of the latent function at ``X`` (torch, differentiable in ``X``)."""
+
+    @abc.abstractmethod
+    def condition_on(
+        self: SurrogateT, X: np.ndarray, active: np.ndarray, y: np.ndarray
+    ) -> SurrogateT:
+        """A copy of the model with extra observations and the same hyperparameters."""
+
+    def predict(self, X: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Mean and variance of the latent function at ``X`` as numpy arrays."""
+        with torch.no_grad():
+            mean, var = self.posterior(
+                torch.as_tensor(X, dtype=torch.float64), torch.as_tensor(active)
+            )
+        return mean.numpy(), var.numpy()

@@ -1,0 +1,227 @@
+"""Exact Gaussian-process regression with an embedding kernel (torch, float64).
+
+Model: ``y_i = f(x_i) + eps_i``, ``f ~ GP(0, s * matern52(||phi(x) - phi(x')||))``,
+``eps_i ~ N(0, noise)``, on standardised ``y``. Hyperparameters (kernel ``phi`` parameters,
+``s``, ``noise``) maximise the log marginal likelihood plus log priors (Rasmussen & Williams
+2006, eq. 2.30) by L-BFGS-B from several starts: the previous fit (warm start), the defaults,
+and random perturbations. Priors: Gamma(2, 1) on ``s``, Gamma(1.1, 30) on ``noise`` (as in
+Optuna's GPSampler), the kernel's own priors on its parameters.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import scipy.optimize
+import torch
+
+from condsamplers.kernels import EmbeddingKernel, Params, make_kernel, matern52, squared_distances
+from condsamplers.models.base import Surrogate
+from condsamplers.space import FeatureSpec
+
+_logger = logging.getLogger(__name__)
+
+MIN_NOISE = 1e-6
+_MAX_JITTER_TRIES = 6
+
+
+class NumericalError(RuntimeError):
+    """A kernel matrix stayed non positive definite after jitter."""
+
+
+def robust_cholesky(K: torch.Tensor, log: bool = True) -> torch.Tensor:
+    """Cholesky factor of ``K``, adding diagonal jitter (logged) until it succeeds."""
+    L, info = torch.linalg.cholesky_ex(K)
+    if int(info) == 0:
+        return L
+    eye = torch.eye(K.shape[0], dtype=K.dtype)
+    jitter = 1e-8 * float(K.diagonal().mean().detach().clamp_min(1e-12))
+    for _ in range(_MAX_JITTER_TRIES):
+        L, info = torch.linalg.cholesky_ex(K + jitter * eye)
+        if int(info) == 0:
+            if log:
+                _logger.warning(
+                    "Kernel matrix was not positive definite; added jitter %.1e to its diagonal.",
+                    jitter,
+                )
+            return L
+        jitter *= 10.0
+    raise NumericalError(
+        f"Kernel matrix is not positive definite even with jitter {jitter / 10:.1e}."
+    )
+
+
+def _gamma_log_prior(x: torch.Tensor, concentration: float, rate: float) -> torch.Tensor:
+    return (concentration - 1.0) * torch.log(x) - rate * x
+
+
+class ExactGP(Surrogate):
+    """Exact GP surrogate with a named kernel (``"arc"`` or ``"matern"``).
+
+    Args:
+        kernel: kernel name or an :class:`~condsamplers.kernels.EmbeddingKernel` instance.
+        n_restarts: random restarts of the hyperparameter fit besides the default and warm starts.
+        seed: seed of the random restarts.
+        warm_start: raw hyperparameters of a previous fit, tried as an extra start.
+        max_iter: L-BFGS-B iterations per start.
+
+    Attributes (after ``fit``): ``params_`` (raw hyperparameters), ``log_marginal_likelihood_``.
+    """
+
+    def __init__(
+        self,
+        kernel: str | EmbeddingKernel = "arc",
+        n_restarts: int = 2,
+        seed: int | None = None,
+        warm_start: Params | None = None,
+        max_iter: int = 200,
+    ) -> None:
+        self.kernel = make_kernel(kernel) if isinstance(kernel, str) else kernel
+        self.n_restarts = n_restarts
+        self.seed = seed
+        self.warm_start = warm_start
+        self.max_iter = max_iter
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(
+        self, X: np.ndarray, active: np.ndarray, y: np.ndarray, features: FeatureSpec
+    ) -> ExactGP:
+        y = np.asarray(y, dtype=float)
+        if X.shape[0] == 0:
+            raise ValueError("ExactGP.fit needs at least one observation.")
+        if not np.all(np.isfinite(y)):
+            raise ValueError("ExactGP.fit: y contains NaN or inf; filter or clip it first.")
+        self.features_ = features
+        self.y_mean_ = float(y.mean())
+        std = float(y.std())
+        self.y_std_ = std if std > 1e-12 * max(1.0, abs(self.y_mean_)) else 1.0
+        self.X_ = torch.as_tensor(X, dtype=torch.float64)
+        self.active_ = torch.as_tensor(active, dtype=torch.bool)
+        self.z_ = torch.as_tensor((y - self.y_mean_) / self.y_std_, dtype=torch.float64)
+        self.params_ = self._optimise_hyperparameters()
+        self._factorise()
+        return self
+
+    def _default_params(self) -> Params:
+        params = self.kernel.initial_params(self.features_)
+        params["log_amplitude"] = torch.zeros(1, dtype=torch.float64)
+        params["log_noise"] = torch.tensor([math.log(1e-2)], dtype=torch.float64)
+        return params
+
+    def _starts(self) -> list[Params]:
+        default = self._default_params()
+        starts = [default]
+        if self.warm_start is not None and all(
+            k in self.warm_start and self.warm_start[k].shape == v.shape
+            for k, v in default.items()
+        ):
+            starts.insert(0, {k: self.warm_start[k].clone() for k in default})
+        generator = torch.Generator().manual_seed(0 if self.seed is None else int(self.seed))
+        for _ in range(self.n_restarts):
+            rand = self.kernel.random_params(self.features_, generator)
+            rand["log_amplitude"] = 0.5 * torch.randn(1, generator=generator, dtype=torch.float64)
+            rand["log_noise"] = default["log_noise"] + torch.randn(
+                1, generator=generator, dtype=torch.float64
+            )
+            starts.append(rand)
+        return starts
+
+    def _optimise_hyperparameters(self) -> Params:
+        keys = sorted(self._default_params())
+        shapes = {k: v.shape for k, v in self._default_params().items()}
+        sizes = [int(np.prod(shapes[k])) for k in keys]
+
+        def unpack(vector: torch.Tensor) -> Params:
+            parts = torch.split(vector, sizes)
+            return {k: p.reshape(shapes[k]) for k, p in zip(keys, parts)}
+
+        def loss_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
+            vector = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
+            loss = -self._log_posterior(unpack(vector)) / len(self.z_)
+            loss.backward()
+            grad = vector.grad.numpy()  # type: ignore[union-attr]
+            if not (np.isfinite(loss.item()) and np.all(np.isfinite(grad))):
+                return 1e10, np.zeros_like(flat)
+            return loss.item(), grad
+
+        best: tuple[float, np.ndarray] | None = None
+        for start in self._starts():
+            x0 = torch.cat([start[k].reshape(-1) for k in keys]).numpy()
+            try:
+                result = scipy.optimize.minimize(
+                    loss_and_grad,
+                    x0,
+                    jac=True,
+                    method="L-BFGS-B",
+                    bounds=[(-12.0, 12.0)] * len(x0),
+                    options={"maxiter": self.max_iter, "gtol": 1e-4},
+                )
+            except NumericalError:
+                continue
+            if np.isfinite(result.fun) and (best is None or result.fun < best[0]):
+                best = (float(result.fun), result.x)
+        if best is None:
+            _logger.warning("GP hyperparameter fit failed from every start; using the defaults.")
+            return self._default_params()
+        self.log_marginal_likelihood_ = -best[0] * len(self.z_)
+        return unpack(torch.as_tensor(best[1], dtype=torch.float64))
+
+    def _log_posterior(self, params: Params) -> torch.Tensor:
+        K = self._train_covariance(params)
+        L = robust_cholesky(K, log=False)
+        alpha = torch.cholesky_solve(self.z_[:, None], L)[:, 0]
+        n = len(self.z_)
+        log_ml = (
+            -0.5 * (self.z_ @ alpha)
+            - torch.log(L.diagonal()).sum()
+            - 0.5 * n * math.log(2 * math.pi)
+        )
+        amplitude = torch.exp(params["log_amplitude"])[0]
+        noise = torch.exp(params["log_noise"])[0] + MIN_NOISE
+        return (
+            log_ml
+            + self.kernel.log_prior(params)
+            + _gamma_log_prior(amplitude, 2.0, 1.0)
+            + _gamma_log_prior(noise, 1.1, 30.0)
+        )
+
+    def _train_covariance(self, params: Params) -> torch.Tensor:
+        emb = self.kernel.embed(self.X_, self.active_, params, self.features_)
+        amplitude = torch.exp(params["log_amplitude"])[0]
+        noise = torch.exp(params["log_noise"])[0] + MIN_NOISE
+        K = amplitude * matern52(squared_distances(emb, emb))
+        return K + noise * torch.eye(len(self.z_), dtype=torch.float64)
+
+    def _factorise(self) -> None:
+        with torch.no_grad():
+            self.train_embedding_ = self.kernel.embed(
+                self.X_, self.active_, self.params_, self.features_
+            )
+            self.L_ = robust_cholesky(self._train_covariance(self.params_))
+            self.alpha_ = torch.cholesky_solve(self.z_[:, None], self.L_)[:, 0]
+
+    # -- prediction ----------------------------------------------------------------------
+    def posterior(
+        self, X: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        emb = self.kernel.embed(X, active, self.params_, self.features_)
+        amplitude = torch.exp(self.params_["log_amplitude"])[0]
+        k_star = amplitude * matern52(squared_distances(emb, self.train_embedding_))
+        mean = k_star @ self.alpha_
+        v = torch.linalg.solve_triangular(self.L_, k_star.T, upper=False)
+        var = (amplitude - (v * v).sum(0)).clamp_min(1e-12)
+        return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
+
+    def condition_on(self, X: np.ndarray, active: np.ndarray, y: np.ndarray) -> ExactGP:
+        other = ExactGP(self.kernel, self.n_restarts, self.seed, self.params_, self.max_iter)
+        other.features_ = self.features_
+        other.y_mean_, other.y_std_ = self.y_mean_, self.y_std_
+        other.params_ = self.params_
+        other.X_ = torch.cat([self.X_, torch.as_tensor(X, dtype=torch.float64)])
+        other.active_ = torch.cat([self.active_, torch.as_tensor(active, dtype=torch.bool)])
+        z_new = (torch.as_tensor(y, dtype=torch.float64) - self.y_mean_) / self.y_std_
+        other.z_ = torch.cat([self.z_, z_new])
+        other._factorise()
+        return other

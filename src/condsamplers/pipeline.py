@@ -1,0 +1,68 @@
+"""One Bayesian-optimisation step, free of Optuna: data -> model -> acquisition -> optimizer.
+
+The Optuna samplers and the scikit-learn search estimator both call :func:`propose`; a new
+surrogate only needs a model factory.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import numpy as np
+
+from condsamplers.acquisition import make_log_ei, with_believed_pending
+from condsamplers.models.base import Surrogate
+from condsamplers.optimize import OptimizerSettings, maximize_acquisition
+from condsamplers.space import ConditionalSpace
+
+ModelFactory = Callable[[int], Surrogate]
+
+#: Best observed configurations added as starting candidates of the acquisition optimizer.
+N_INCUMBENT_STARTS = 3
+
+
+@dataclasses.dataclass
+class Observations:
+    """Encoded data of one step. ``y`` is to be minimised and finite.
+
+    ``X_pending`` / ``active_pending`` are configurations under evaluation (running trials).
+    """
+
+    X: np.ndarray
+    active: np.ndarray
+    y: np.ndarray
+    X_pending: np.ndarray
+    active_pending: np.ndarray
+
+    def __post_init__(self) -> None:
+        if len(self.X) == 0:
+            raise ValueError("Observations need at least one evaluated configuration.")
+        if not np.all(np.isfinite(self.y)):
+            raise ValueError("Observations.y must be finite; clip or drop NaN/inf values first.")
+
+
+@dataclasses.dataclass
+class Proposal:
+    """Ranked candidates of one step (best first) and the fitted model."""
+
+    X: np.ndarray
+    active: np.ndarray
+    acquisition_values: np.ndarray
+    model: Surrogate
+
+
+def propose(
+    space: ConditionalSpace,
+    data: Observations,
+    model: Surrogate,
+    rng: np.random.Generator,
+    settings: OptimizerSettings,
+) -> Proposal:
+    """Fit ``model``, believe it at pending points, and maximise log-EI over ``space``."""
+    model.fit(data.X, data.active, data.y, space.features)
+    acquisition_model = with_believed_pending(model, data.X_pending, data.active_pending)
+    acquisition = make_log_ei(acquisition_model, best=float(data.y.min()))
+    incumbents = data.X[np.argsort(data.y, kind="stable")[:N_INCUMBENT_STARTS]]
+    X, active, values = maximize_acquisition(acquisition, space, rng, settings, incumbents)
+    return Proposal(X, active, values, model)

@@ -1,0 +1,307 @@
+"""The shared Optuna adapter: trials in, one proposed configuration out.
+
+A concrete sampler only says which surrogate it fits (:meth:`ConditionalSampler._make_model`);
+structure inference, encoding, fantasies, acquisition optimisation, startup trials, seeding,
+thread safety and logging live here.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+import optuna
+import torch
+from optuna.distributions import BaseDistribution
+from optuna.samplers import BaseSampler, RandomSampler
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from condsamplers.models.base import Surrogate
+from condsamplers.models.gp import NumericalError
+from condsamplers.optimize import OptimizerSettings
+from condsamplers.pipeline import Observations, propose
+from condsamplers.space import ConditionalSpace, infer_space, to_internal
+
+_logger = optuna.logging.get_logger(__name__)
+
+#: How many ranked candidates are tried before giving up on avoiding a duplicate.
+_MAX_DUPLICATE_SKIPS = 32
+
+
+@contextlib.contextmanager
+def _single_threaded() -> Iterator[None]:
+    """Small torch problems run fastest on one thread (no OpenMP/OpenBLAS oversubscription)."""
+    old_threads = torch.get_num_threads()
+    old_blas = os.environ.get("OPENBLAS_NUM_THREADS")
+    torch.set_num_threads(1)
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old_threads)
+        if old_blas is None:
+            os.environ.pop("OPENBLAS_NUM_THREADS", None)
+        else:
+            os.environ["OPENBLAS_NUM_THREADS"] = old_blas
+
+
+class ConditionalSampler(BaseSampler, abc.ABC):
+    """Base class of condsamplers' Optuna samplers (single-objective).
+
+    The conditional structure is inferred from the study's COMPLETE trials at each step
+    (:func:`condsamplers.space.infer_space`). The first ``n_startup_trials`` trials, and any
+    parameter the tree does not know yet (a new branch), are sampled by ``independent_sampler``.
+    RUNNING trials of other workers enter as fantasies (the model believes its own mean there),
+    and a proposal identical to an existing trial is never returned.
+
+    Args:
+        seed: seed of every random choice; the same seed gives the same suggestions.
+        n_startup_trials: COMPLETE trials sampled independently before the model is used.
+        independent_sampler: sampler for startup trials and unknown parameters
+            (default: :class:`optuna.samplers.RandomSampler` with ``seed``).
+        n_candidates: quasi-random candidates per step, spread over the paths of the tree.
+        n_local_search: starts of the gradient-based local search of the acquisition.
+        n_restarts: random restarts of the hyperparameter fit (besides default and warm starts).
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int | None = None,
+        n_startup_trials: int = 10,
+        independent_sampler: BaseSampler | None = None,
+        n_candidates: int = 1024,
+        n_local_search: int = 5,
+        n_restarts: int = 2,
+    ) -> None:
+        _check_int("n_startup_trials", n_startup_trials, minimum=0)
+        _check_int("n_candidates", n_candidates, minimum=1)
+        _check_int("n_local_search", n_local_search, minimum=1)
+        _check_int("n_restarts", n_restarts, minimum=0)
+        self._seed = seed
+        self._rng = np.random.default_rng(seed)
+        self._n_startup_trials = n_startup_trials
+        self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
+        self._settings = OptimizerSettings(
+            n_candidates=n_candidates, n_local_search=n_local_search
+        )
+        self._n_restarts = n_restarts
+        self._lock = threading.RLock()
+        self._space_cache: tuple[tuple[int, ...], ConditionalSpace] | None = None
+        self._warm_start: Any = None
+
+    # -- what subclasses provide -----------------------------------------------------------
+    @abc.abstractmethod
+    def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
+        """A fresh surrogate; ``warm_start`` is what :meth:`_warm_start_of` kept last time."""
+
+    def _warm_start_of(self, model: Surrogate) -> Any:
+        """What to keep from a fitted model to warm-start the next fit (default: nothing)."""
+        return None
+
+    # -- Optuna's BaseSampler ------------------------------------------------------------
+    def reseed_rng(self) -> None:
+        with self._lock:
+            self._rng = np.random.default_rng()
+            self._independent_sampler.reseed_rng()
+
+    def infer_relative_search_space(
+        self, study: Study, trial: FrozenTrial
+    ) -> dict[str, BaseDistribution]:
+        self._check_single_objective(study)
+        return self.conditional_space(study).search_space()
+
+    def sample_relative(
+        self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
+    ) -> dict[str, Any]:
+        self._check_single_objective(study)
+        if not search_space:
+            return {}
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if len(complete) < max(self._n_startup_trials, 1):
+            return {}
+        with self._lock, _single_threaded():
+            params = self._propose(study, trial, complete)
+        return {
+            name: value
+            for name, value in params.items()
+            if name in search_space and to_internal(search_space[name], value) is not None
+        }
+
+    def sample_independent(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        param_name: str,
+        param_distribution: BaseDistribution,
+    ) -> Any:
+        self._check_single_objective(study)
+        n_complete = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+        if n_complete >= self._n_startup_trials and n_complete > 0:
+            _logger.debug(
+                "%s: parameter %r of trial %d is outside the inferred tree (a new branch, or a "
+                "path the model did not predict); it is sampled by %s.",
+                type(self).__name__,
+                param_name,
+                trial.number,
+                type(self._independent_sampler).__name__,
+            )
+        with self._lock:
+            return self._independent_sampler.sample_independent(
+                study, trial, param_name, param_distribution
+            )
+
+    def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        self._independent_sampler.before_trial(study, trial)
+
+    def after_trial(
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Sequence[float] | None,
+    ) -> None:
+        self._independent_sampler.after_trial(study, trial, state, values)
+
+    # -- the step ------------------------------------------------------------------------
+    def conditional_space(self, study: Study) -> ConditionalSpace:
+        """The tree this sampler currently infers from ``study`` (print ``.describe()``)."""
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        key = tuple(t.number for t in complete)
+        with self._lock:
+            if self._space_cache is None or self._space_cache[0] != key:
+                self._space_cache = (key, infer_space(complete))
+            return self._space_cache[1]
+
+    def _propose(
+        self, study: Study, trial: FrozenTrial, complete: list[FrozenTrial]
+    ) -> dict[str, Any]:
+        space = self.conditional_space(study)
+        data = self._observations(study, space, complete, trial)
+        if data is None:
+            return {}
+        seed = int(self._rng.integers(2**31))
+        model = self._make_model(seed, self._warm_start)
+        try:
+            proposal = propose(space, data, model, np.random.default_rng(seed), self._settings)
+        except NumericalError as error:
+            _logger.warning(
+                "%s: the surrogate could not be fitted (%s); trial %d is sampled by %s.",
+                type(self).__name__,
+                error,
+                trial.number,
+                type(self._independent_sampler).__name__,
+            )
+            return {}
+        self._warm_start = self._warm_start_of(proposal.model)
+        return self._first_new(space, proposal.X, proposal.active, study, trial)
+
+    def _observations(
+        self,
+        study: Study,
+        space: ConditionalSpace,
+        complete: list[FrozenTrial],
+        trial: FrozenTrial,
+    ) -> Observations | None:
+        rows, values = [], []
+        for t in complete:
+            if t.number in space.excluded_trials:
+                continue
+            encoded = space.encode_trial(t.params, t.distributions)
+            if encoded is not None:
+                rows.append(encoded)
+                values.append(t.value)
+        y = _finite_minimisation_values(np.array(values, dtype=float), study.direction)
+        if y is None:
+            _logger.warning(
+                "%s: no COMPLETE trial has a finite objective value; trial %d is sampled by %s.",
+                type(self).__name__,
+                trial.number,
+                type(self._independent_sampler).__name__,
+            )
+            return None
+        pending = [
+            space.encode_trial(t.params, t.distributions)
+            for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            if t.number != trial.number and t.params
+        ]
+        pending = [p for p in pending if p is not None]
+        d = space.n_features
+        return Observations(
+            X=np.array([r[0] for r in rows]).reshape(-1, d),
+            active=np.array([r[1] for r in rows]).reshape(-1, d),
+            y=y,
+            X_pending=np.array([p[0] for p in pending]).reshape(-1, d),
+            active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
+        )
+
+    def _first_new(
+        self,
+        space: ConditionalSpace,
+        X: np.ndarray,
+        active: np.ndarray,
+        study: Study,
+        trial: FrozenTrial,
+    ) -> dict[str, Any]:
+        existing = [
+            t.params
+            for t in study.get_trials(
+                deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)
+            )
+            if t.number != trial.number
+        ]
+        for x, a in zip(X[:_MAX_DUPLICATE_SKIPS], active[:_MAX_DUPLICATE_SKIPS]):
+            params = space.decode(x, a)
+            if params not in existing:
+                return params
+        _logger.info(
+            "%s: the best %d candidates all repeat existing trials; trial %d is sampled by %s.",
+            type(self).__name__,
+            _MAX_DUPLICATE_SKIPS,
+            trial.number,
+            type(self._independent_sampler).__name__,
+        )
+        return {}
+
+    def _check_single_objective(self, study: Study) -> None:
+        if len(study.directions) > 1:
+            raise ValueError(
+                f"{type(self).__name__} supports single-objective studies only; "
+                f"this study has {len(study.directions)} objectives. Use one direction, or "
+                "optuna.samplers.TPESampler / NSGAIISampler for multi-objective optimisation."
+            )
+
+
+def _finite_minimisation_values(
+    values: np.ndarray, direction: StudyDirection
+) -> np.ndarray | None:
+    """Objective values as a finite minimisation target; ``None`` if none is finite.
+
+    +-inf are clipped to the worst / best finite value and a warning is logged: they are real
+    observations (say, a diverged training run) that must not poison the model.
+    """
+    y = -values if direction == StudyDirection.MAXIMIZE else values.copy()
+    finite = np.isfinite(y)
+    if not finite.any():
+        return None
+    if not finite.all():
+        _logger.warning(
+            "%d trial(s) have an infinite objective value; the model sees them as the "
+            "worst (or best) finite value observed.",
+            int((~finite).sum()),
+        )
+        y = np.clip(
+            np.nan_to_num(y, posinf=np.inf, neginf=-np.inf), y[finite].min(), y[finite].max()
+        )
+    return y
+
+
+def _check_int(name: str, value: Any, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")

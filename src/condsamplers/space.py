@@ -1,0 +1,628 @@
+"""Conditional search spaces: the tree of parameters inferred from define-by-run trials.
+
+Vocabulary (used throughout the package, see ``docs/design.md``):
+
+- **parameter**: a name with an Optuna distribution. Inside a :class:`ConditionalSpace` each
+  parameter is a :class:`ParamNode`; the same name may own several nodes (*variants*) when it is
+  suggested with different distributions in mutually exclusive branches.
+- **condition** of a node: the (parent node, set of parent values) under which it is suggested.
+  A node without condition is a **root** node.
+- **branching** node: a categorical or small integer node that is the parent of others; its
+  children are **nested** nodes. Integer parents whose activating values form an up-set or a
+  down-set get a *threshold* condition (``depth >= 2``), so unseen values extrapolate.
+- **path**: one set of simultaneously active nodes (a leaf of the tree); a node active on
+  several paths is **shared** (Jenatton et al. 2017, sec. 2.4).
+
+Encoding (DESIGN.md sec. 3): every node is one column of a matrix ``X`` in the unit interval.
+Floats and ints map linearly (log-linearly for ``log=True``) to [0, 1]; ints and stepped floats
+are widened by half a step on each side so every grid value owns an equal share of [0, 1], and are
+rounded on decode. Categorical nodes hold the choice index (0, 1, ...). A boolean ``active``
+matrix of the same shape says which columns are active; inactive entries of ``X`` are 0.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+from optuna.distributions import (
+    BaseDistribution,
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+)
+from optuna.trial import FrozenTrial, TrialState
+
+_logger = logging.getLogger(__name__)
+
+#: Integer parameters with more grid values than this are never taken as branching parents:
+#: a ``units`` parameter whose values happen to separate two sets of trials is noise, not a
+#: condition.
+MAX_INT_BRANCH_VALUES = 32
+#: Above this many paths, :meth:`ConditionalSpace.paths` stops enumerating.
+MAX_PATHS = 256
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureSpec:
+    """What a model needs to know about the columns of an encoded matrix.
+
+    Attributes:
+        n_categories: for each column, the number of categories of a categorical column, or 0
+            for a numerical column (already scaled to [0, 1]).
+    """
+
+    n_categories: np.ndarray
+
+    @property
+    def is_categorical(self) -> np.ndarray:
+        return self.n_categories > 0
+
+    @property
+    def n_features(self) -> int:
+        return len(self.n_categories)
+
+    @classmethod
+    def numerical(cls, n_features: int) -> FeatureSpec:
+        return cls(np.zeros(n_features, dtype=int))
+
+
+@dataclasses.dataclass(frozen=True)
+class Condition:
+    """A node is active iff its parent is active and the parent's value satisfies this.
+
+    ``values`` are internal representations (choice index for categoricals, the integer for
+    ints). For integer parents whose activating values form an up-set (down-set) of the observed
+    values, ``lower`` (``upper``) holds the threshold and new values extrapolate.
+    """
+
+    parent: str
+    values: frozenset[float]
+    lower: float | None = None
+    upper: float | None = None
+
+    def holds(self, parent_internal: np.ndarray | float) -> np.ndarray:
+        value = np.asarray(parent_internal, dtype=float)
+        if self.lower is not None:
+            return value >= self.lower - 1e-9
+        if self.upper is not None:
+            return value <= self.upper + 1e-9
+        return np.isin(np.round(value, 9), np.round(sorted(self.values), 9))
+
+
+@dataclasses.dataclass
+class ParamNode:
+    """One parameter (or one variant of a parameter) of a conditional space."""
+
+    key: str
+    name: str
+    distribution: BaseDistribution
+    condition: Condition | None = None
+    #: True when the node is not active in every trial and no parent explains when it is.
+    unexplained: bool = False
+    #: all distributions merged into this node (a distribution changed mid-study).
+    accepted: list[BaseDistribution] = dataclasses.field(default_factory=list)
+
+    @property
+    def is_categorical(self) -> bool:
+        return isinstance(self.distribution, CategoricalDistribution)
+
+    @property
+    def is_discrete(self) -> bool:
+        """Int or stepped float: values on a grid."""
+        d = self.distribution
+        return isinstance(d, IntDistribution) or (
+            isinstance(d, FloatDistribution) and d.step is not None
+        )
+
+    def can_branch(self) -> bool:
+        d = self.distribution
+        if isinstance(d, CategoricalDistribution):
+            return True
+        if isinstance(d, IntDistribution) and not d.log:
+            return (d.high - d.low) // d.step + 1 <= MAX_INT_BRANCH_VALUES
+        return False
+
+    def grid(self) -> np.ndarray:
+        """The internal values a branching node can take."""
+        d = self.distribution
+        if isinstance(d, CategoricalDistribution):
+            return np.arange(len(d.choices), dtype=float)
+        assert isinstance(d, IntDistribution)
+        return np.arange(d.low, d.high + 1, d.step, dtype=float)
+
+    # -- encoding of one column -------------------------------------------------------------
+    def _bounds(self) -> tuple[float, float, bool]:
+        d = self.distribution
+        assert isinstance(d, (FloatDistribution, IntDistribution))
+        half = 0.5 * d.step if self.is_discrete else 0.0  # type: ignore[operator]
+        low, high = d.low - half, d.high + half
+        if d.log:
+            return math.log(max(low, 1e-300)), math.log(high), True
+        return low, high, False
+
+    def to_unit(self, internal: np.ndarray) -> np.ndarray:
+        """Internal representation -> encoded column value."""
+        internal = np.asarray(internal, dtype=float)
+        if self.is_categorical:
+            return internal
+        low, high, log = self._bounds()
+        v = np.log(np.maximum(internal, 1e-300)) if log else internal
+        if high <= low:
+            return np.full_like(v, 0.5)
+        return np.clip((v - low) / (high - low), 0.0, 1.0)
+
+    def from_unit(self, unit: np.ndarray) -> np.ndarray:
+        """Encoded column value -> internal representation (rounded onto the grid)."""
+        unit = np.asarray(unit, dtype=float)
+        d = self.distribution
+        if isinstance(d, CategoricalDistribution):
+            return np.clip(np.round(unit), 0, len(d.choices) - 1)
+        assert isinstance(d, (FloatDistribution, IntDistribution))
+        low, high, log = self._bounds()
+        v = low + np.clip(unit, 0.0, 1.0) * (high - low)
+        if log:
+            v = np.exp(v)
+        if self.is_discrete:
+            v = d.low + np.round((v - d.low) / d.step) * d.step  # type: ignore[operator]
+        return np.clip(v, d.low, d.high)
+
+    def describe_distribution(self) -> str:
+        d = self.distribution
+        if isinstance(d, CategoricalDistribution):
+            return "categorical " + repr(tuple(d.choices))
+        assert isinstance(d, (FloatDistribution, IntDistribution))
+        kind = "int" if isinstance(d, IntDistribution) else "float"
+        extras = (" log" if d.log else "") + (
+            f" step={d.step}" if d.step is not None and d.step != 1 else ""
+        )
+        return f"{kind} [{d.low}, {d.high}]{extras}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Path:
+    """One set of simultaneously active nodes and the branch values that lead there.
+
+    ``branch_values`` maps each active branching node to the internal values it may take on
+    this path (a categorical value without known children is a path of its own, so untried
+    branch values are candidates too).
+    """
+
+    active: frozenset[str]
+    branch_values: tuple[tuple[str, tuple[float, ...]], ...]
+
+
+class ConditionalSpace:
+    """A tree of :class:`ParamNode` with the unit-cube encoding of configurations.
+
+    Build it with :func:`infer_space` (from trials) or directly from nodes. Nodes are kept in
+    topological order: a parent comes before its children.
+    """
+
+    def __init__(self, nodes: Sequence[ParamNode]) -> None:
+        self.nodes: list[ParamNode] = _topological(nodes)
+        self.index: dict[str, int] = {n.key: i for i, n in enumerate(self.nodes)}
+        self.features = FeatureSpec(
+            np.array(
+                [
+                    len(n.distribution.choices)  # type: ignore[attr-defined]
+                    if n.is_categorical
+                    else 0
+                    for n in self.nodes
+                ],
+                dtype=int,
+            )
+        )
+        #: trial numbers left out of the model (a value outside a changed distribution).
+        self.excluded_trials: set[int] = set()
+
+    # -- structure -----------------------------------------------------------------------
+    @property
+    def n_features(self) -> int:
+        return len(self.nodes)
+
+    def children(self, key: str | None) -> list[ParamNode]:
+        """Nodes whose condition names ``key`` as parent (``None``: root and unexplained)."""
+        if key is None:
+            return [n for n in self.nodes if n.condition is None]
+        return [n for n in self.nodes if n.condition is not None and n.condition.parent == key]
+
+    def branching_nodes(self) -> list[ParamNode]:
+        parents = {n.condition.parent for n in self.nodes if n.condition is not None}
+        return [n for n in self.nodes if n.key in parents]
+
+    def search_space(self) -> dict[str, BaseDistribution]:
+        """Optuna search space over all parameter names (first variant of each name)."""
+        space: dict[str, BaseDistribution] = {}
+        for node in self.nodes:
+            space.setdefault(node.name, node.distribution)
+        return space
+
+    def paths(self, limit: int = MAX_PATHS) -> list[Path] | None:
+        """All paths of the tree, or ``None`` if there are more than ``limit``."""
+        combos = self._paths_below(None, limit)
+        if combos is None:
+            return None
+        return [Path(frozenset(a), tuple(sorted(b.items()))) for a, b in combos]
+
+    def _paths_below(
+        self, parent: str | None, limit: int
+    ) -> list[tuple[set[str], dict[str, tuple[float, ...]]]] | None:
+        """Paths of the subtree under ``parent`` (active nodes + branch values)."""
+        result: list[tuple[set[str], dict[str, tuple[float, ...]]]] = [(set(), {})]
+        for node in self.children(parent) if parent is None else []:
+            options = self._node_options(node, limit)
+            if options is None:
+                return None
+            result = [(a | a2, {**b, **b2}) for a, b in result for a2, b2 in options]
+            if len(result) > limit:
+                return None
+        return result
+
+    def _node_options(
+        self, node: ParamNode, limit: int
+    ) -> list[tuple[set[str], dict[str, tuple[float, ...]]]] | None:
+        """Sub-paths that start at ``node``: one per group of values with the same children."""
+        kids = self.children(node.key)
+        if not kids:
+            return [({node.key}, {})]
+        groups: dict[tuple[bool, ...], list[float]] = {}
+        for value in node.grid():
+            pattern = tuple(bool(k.condition.holds(value)) for k in kids)  # type: ignore[union-attr]
+            groups.setdefault(pattern, []).append(float(value))
+        options: list[tuple[set[str], dict[str, tuple[float, ...]]]] = []
+        for pattern, values in groups.items():
+            sub: list[tuple[set[str], dict[str, tuple[float, ...]]]] = [
+                ({node.key}, {node.key: tuple(values)})
+            ]
+            for kid, on in zip(kids, pattern):
+                if not on:
+                    continue
+                kid_options = self._node_options(kid, limit)
+                if kid_options is None:
+                    return None
+                sub = [(a | a2, {**b, **b2}) for a, b in sub for a2, b2 in kid_options]
+                if len(sub) > limit:
+                    return None
+            options.extend(sub)
+        return options
+
+    # -- encoding ------------------------------------------------------------------------
+    def active_mask(self, X: np.ndarray) -> np.ndarray:
+        """Which nodes are active for configurations ``X`` (rows), following the tree."""
+        X = np.atleast_2d(X)
+        active = np.ones(X.shape, dtype=bool)
+        for j, node in enumerate(self.nodes):
+            cond = node.condition
+            if cond is None:
+                continue
+            p = self.index[cond.parent]
+            parent_internal = self.nodes[p].from_unit(X[:, p])
+            active[:, j] = active[:, p] & cond.holds(parent_internal)
+        return active
+
+    def node_for(self, params: dict[str, Any], name: str) -> ParamNode | None:
+        """The node a trial's value of ``name`` belongs to (variants by their condition)."""
+        candidates = [n for n in self.nodes if n.name == name]
+        if len(candidates) <= 1:
+            return candidates[0] if candidates else None
+        for node in candidates:
+            if _condition_met(self, node, params):
+                return node
+        return None
+
+    def encode_trial(
+        self, params: dict[str, Any], distributions: dict[str, BaseDistribution]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """A trial's params -> (x, active), or ``None`` if a value does not fit the space."""
+        x = np.zeros(self.n_features)
+        active = np.zeros(self.n_features, dtype=bool)
+        for name, value in params.items():
+            node = self._node_for_distribution(name, distributions.get(name))
+            if node is None:
+                continue
+            internal = to_internal(node.distribution, value)
+            if internal is None:
+                return None
+            j = self.index[node.key]
+            x[j] = node.to_unit(np.array([internal]))[0]
+            active[j] = True
+        return x, active
+
+    def _node_for_distribution(
+        self, name: str, distribution: BaseDistribution | None
+    ) -> ParamNode | None:
+        fallback = None
+        for node in self.nodes:
+            if node.name != name:
+                continue
+            if distribution is None or distribution in node.accepted:
+                return node
+            fallback = fallback or node
+        return fallback
+
+    def decode(self, x: np.ndarray, active: np.ndarray) -> dict[str, Any]:
+        """An encoded configuration -> ``{name: external value}`` for its active nodes."""
+        params: dict[str, Any] = {}
+        for j, node in enumerate(self.nodes):
+            if not active[j]:
+                continue
+            internal = float(node.from_unit(np.array([x[j]]))[0])
+            params[node.name] = _to_external(node.distribution, internal)
+        return params
+
+    def sample(
+        self, n: int, rng: np.random.Generator, path: Path | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` uniform random configurations (of one ``path`` if given), encoded."""
+        X = rng.random((n, self.n_features))
+        for j, node in enumerate(self.nodes):
+            if node.is_categorical:
+                X[:, j] = rng.integers(0, len(node.distribution.choices), n)  # type: ignore[attr-defined]
+        if path is not None:
+            for key, values in path.branch_values:
+                j = self.index[key]
+                chosen = rng.choice(np.asarray(values), n)
+                X[:, j] = self.nodes[j].to_unit(chosen)
+        active = self.active_mask(X)
+        X[~active] = 0.0
+        return X, active
+
+    # -- display -------------------------------------------------------------------------
+    def describe(self) -> str:
+        """A readable drawing of the tree, one node a line, children indented."""
+        lines: list[str] = []
+        paths = self.paths()
+        shared = _shared_counts(paths) if paths else {}
+
+        def draw(node: ParamNode, depth: int) -> None:
+            pad = "  " * depth
+            text = f"{pad}{node.name}: {node.describe_distribution()}"
+            if node.condition is not None:
+                text += f"  [if {_describe_condition(self, node.condition)}]"
+            if node.unexplained:
+                text += "  [condition not inferred: active only in some trials]"
+            if shared.get(node.key, 0) > 1 and self.children(node.key) == []:
+                text += f"  (shared by {shared[node.key]} paths)"
+            lines.append(text)
+            for kid in self.children(node.key):
+                draw(kid, depth + 1)
+
+        for root in self.children(None):
+            draw(root, 0)
+        n_paths = "more than %d" % MAX_PATHS if paths is None else str(len(paths))
+        lines.append(f"({len(self.nodes)} parameters, {n_paths} paths)")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"ConditionalSpace(\n{self.describe()}\n)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Inference from trials
+# ---------------------------------------------------------------------------------------------
+
+
+def infer_space(trials: Iterable[FrozenTrial]) -> ConditionalSpace:
+    """Reconstruct the conditional structure of a define-by-run study from its trials.
+
+    Only COMPLETE trials are read: a failed, pruned or running trial may have stopped before
+    suggesting all of its parameters. For every parameter the parent is the categorical (or small
+    integer) parameter ``q`` such that the parameter is active exactly when ``q`` is active and
+    takes one of a set of values; among several such ``q`` the one active in the fewest trials
+    (the closest ancestor) wins, then the one suggested first. A parameter active in every trial
+    is a root. The same name with different distributions in branches that exclude each other
+    becomes several variants; with different distributions that no branch explains, the
+    distribution changed mid-study: the latest one is kept, a warning is logged, and trials whose
+    value lies outside it are recorded in ``excluded_trials``.
+    """
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    observations = _Observations(complete)
+    nodes = observations.variant_nodes()
+    _infer_conditions(nodes, observations)
+    nodes, excluded = _merge_changed_distributions(nodes, observations)
+    _infer_conditions(nodes, observations)
+    space = ConditionalSpace(nodes)
+    space.excluded_trials = excluded
+    return space
+
+
+class _Observations:
+    """Which node (name, distribution) is active in which trial, with its internal value."""
+
+    def __init__(self, trials: Sequence[FrozenTrial]) -> None:
+        self.trials = list(trials)
+        self.order: dict[str, float] = {}
+        self.values: dict[tuple[str, BaseDistribution], dict[int, float]] = {}
+        for t_idx, trial in enumerate(self.trials):
+            for position, (name, dist) in enumerate(trial.distributions.items()):
+                internal = dist.to_internal_repr(trial.params[name])
+                self.values.setdefault((name, dist), {})[t_idx] = float(internal)
+                self.order[name] = min(self.order.get(name, math.inf), position)
+
+    def variant_nodes(self) -> list[ParamNode]:
+        nodes = []
+        counts: dict[str, int] = {}
+        for name, dist in self.values:
+            counts[name] = counts.get(name, 0) + 1
+        seen: dict[str, int] = {}
+        for name, dist in self.values:
+            i = seen.get(name, 0)
+            seen[name] = i + 1
+            key = name if counts[name] == 1 else f"{name}#{i}"
+            nodes.append(ParamNode(key, name, dist, accepted=[dist]))
+        return nodes
+
+    def active(self, node: ParamNode) -> dict[int, float]:
+        merged: dict[int, float] = {}
+        for dist in node.accepted:
+            merged.update(self.values.get((node.name, dist), {}))
+        return merged
+
+    def last_trial(self, node: ParamNode) -> int:
+        return max(self.active(node), default=-1)
+
+
+def _infer_conditions(nodes: list[ParamNode], obs: _Observations) -> None:
+    n_trials = len(obs.trials)
+    actives = {n.key: obs.active(n) for n in nodes}
+    for node in nodes:
+        node.condition, node.unexplained = None, False
+        mine = actives[node.key]
+        if len(mine) == n_trials:
+            continue
+        best: tuple[tuple[Any, ...], Condition] | None = None
+        for cand in nodes:
+            if cand.name == node.name or not cand.can_branch():
+                continue
+            theirs = actives[cand.key]
+            if len(theirs) <= len(mine) or not set(mine) <= set(theirs):
+                continue
+            inside = {theirs[t] for t in mine}
+            outside = {v for t, v in theirs.items() if t not in mine}
+            if inside & outside:
+                continue
+            rank = (len(theirs), not cand.is_categorical, obs.order.get(cand.name, 0), cand.key)
+            if best is None or rank < best[0]:
+                best = (rank, _make_condition(cand, inside, outside))
+        if best is None:
+            node.unexplained = True
+        else:
+            node.condition = best[1]
+
+
+def _make_condition(parent: ParamNode, inside: set[float], outside: set[float]) -> Condition:
+    values = frozenset(inside)
+    if isinstance(parent.distribution, IntDistribution) and outside:
+        if min(inside) > max(outside):
+            return Condition(parent.key, values, lower=min(inside))
+        if max(inside) < min(outside):
+            return Condition(parent.key, values, upper=max(inside))
+    return Condition(parent.key, values)
+
+
+def _merge_changed_distributions(
+    nodes: list[ParamNode], obs: _Observations
+) -> tuple[list[ParamNode], set[int]]:
+    """Merge variants that no branch separates into the latest distribution."""
+    by_name: dict[str, list[ParamNode]] = {}
+    for node in nodes:
+        by_name.setdefault(node.name, []).append(node)
+    merged: list[ParamNode] = []
+    excluded: set[int] = set()
+    for name, variants in by_name.items():
+        if len(variants) == 1 or _are_branch_variants(variants):
+            merged.extend(variants)
+            continue
+        variants.sort(key=obs.last_trial)
+        latest = variants[-1]
+        kept = ParamNode(
+            name, name, latest.distribution, accepted=[v.distribution for v in variants]
+        )
+        for old in variants[:-1]:
+            for t_idx, internal in obs.active(old).items():
+                value = old.distribution.to_external_repr(internal)
+                if to_internal(latest.distribution, value) is None:
+                    excluded.add(obs.trials[t_idx].number)
+        _logger.warning(
+            "Parameter %r changed its distribution during the study (%s -> %s). The latest "
+            "distribution is used; %d trial(s) with values outside it are left out of the model.",
+            name,
+            ", ".join(repr(v.distribution) for v in variants[:-1]),
+            repr(latest.distribution),
+            len(excluded),
+        )
+        merged.append(kept)
+    return merged, excluded
+
+
+def _are_branch_variants(variants: list[ParamNode]) -> bool:
+    """Variants live in different branches iff each has an explained, distinct condition."""
+    conditions = [v.condition for v in variants]
+    if any(c is None for c in conditions):
+        return False
+    keys = [(c.parent, c.values) for c in conditions]  # type: ignore[union-attr]
+    if len(set(keys)) != len(keys):
+        return False
+    same_parent = len({c.parent for c in conditions}) == 1  # type: ignore[union-attr]
+    if same_parent:
+        value_sets = [c.values for c in conditions]  # type: ignore[union-attr]
+        return all(not (a & b) for i, a in enumerate(value_sets) for b in value_sets[i + 1 :])
+    return True
+
+
+# ---------------------------------------------------------------------------------------------
+# Helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _topological(nodes: Sequence[ParamNode]) -> list[ParamNode]:
+    by_key = {n.key: n for n in nodes}
+    ordered: list[ParamNode] = []
+    placed: set[str] = set()
+
+    def place(node: ParamNode) -> None:
+        if node.key in placed:
+            return
+        if node.condition is not None and node.condition.parent in by_key:
+            place(by_key[node.condition.parent])
+        placed.add(node.key)
+        ordered.append(node)
+
+    for node in nodes:
+        place(node)
+    return ordered
+
+
+def to_internal(distribution: BaseDistribution, value: Any) -> float | None:
+    """External value -> internal float, or ``None`` if the distribution does not contain it."""
+    try:
+        internal = distribution.to_internal_repr(value)
+    except (ValueError, TypeError):
+        return None
+    if not distribution._contains(internal):
+        return None
+    return float(internal)
+
+
+def _to_external(distribution: BaseDistribution, internal: float) -> Any:
+    if isinstance(distribution, CategoricalDistribution):
+        return distribution.to_external_repr(int(round(internal)))
+    if isinstance(distribution, IntDistribution):
+        return int(round(internal))
+    return float(internal)
+
+
+def _condition_met(space: ConditionalSpace, node: ParamNode, params: dict[str, Any]) -> bool:
+    cond = node.condition
+    if cond is None:
+        return True
+    parent = space.nodes[space.index[cond.parent]]
+    if parent.name not in params:
+        return False
+    internal = to_internal(parent.distribution, params[parent.name])
+    return internal is not None and bool(cond.holds(internal))
+
+
+def _describe_condition(space: ConditionalSpace, cond: Condition) -> str:
+    parent = space.nodes[space.index[cond.parent]]
+    if cond.lower is not None:
+        return f"{parent.name} >= {cond.lower:g}"
+    if cond.upper is not None:
+        return f"{parent.name} <= {cond.upper:g}"
+    shown = [_to_external(parent.distribution, v) for v in sorted(cond.values)]
+    if len(shown) == 1:
+        return f"{parent.name} == {shown[0]!r}"
+    return f"{parent.name} in {tuple(shown)!r}"
+
+
+def _shared_counts(paths: Sequence[Path]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for path in paths:
+        for key in path.active:
+            counts[key] = counts.get(key, 0) + 1
+    return counts
