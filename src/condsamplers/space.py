@@ -279,7 +279,7 @@ class ConditionalSpace:
             sub: list[tuple[set[str], dict[str, tuple[float, ...]]]] = [
                 ({node.key}, {node.key: tuple(values)})
             ]
-            for kid, on in zip(kids, pattern):
+            for kid, on in zip(kids, pattern, strict=True):
                 if not on:
                     continue
                 kid_options = self._node_options(kid, limit)
@@ -394,7 +394,7 @@ class ConditionalSpace:
 
         for root in self.children(None):
             draw(root, 0)
-        n_paths = "more than %d" % MAX_PATHS if paths is None else str(len(paths))
+        n_paths = f"more than {MAX_PATHS}" if paths is None else str(len(paths))
         lines.append(f"({len(self.nodes)} parameters, {n_paths} paths)")
         return "\n".join(lines)
 
@@ -447,7 +447,7 @@ class _Observations:
     def variant_nodes(self) -> list[ParamNode]:
         nodes = []
         counts: dict[str, int] = {}
-        for name, dist in self.values:
+        for name, _ in self.values:
             counts[name] = counts.get(name, 0) + 1
         seen: dict[str, int] = {}
         for name, dist in self.values:

@@ -135,7 +135,7 @@ class ExactGP(Surrogate):
 
         def unpack(vector: torch.Tensor) -> Params:
             parts = torch.split(vector, sizes)
-            return {k: p.reshape(shapes[k]) for k, p in zip(keys, parts)}
+            return {k: p.reshape(shapes[k]) for k, p in zip(keys, parts, strict=True)}
 
         def loss_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
             vector = torch.tensor(flat, dtype=torch.float64, requires_grad=True)

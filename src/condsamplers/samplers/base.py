@@ -256,7 +256,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             )
             if t.number != trial.number
         ]
-        for x, a in zip(X[:_MAX_DUPLICATE_SKIPS], active[:_MAX_DUPLICATE_SKIPS]):
+        for x, a in zip(X[:_MAX_DUPLICATE_SKIPS], active[:_MAX_DUPLICATE_SKIPS], strict=True):
             params = space.decode(x, a)
             if params not in existing:
                 return params
