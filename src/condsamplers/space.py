@@ -106,6 +106,13 @@ class ParamNode:
     unexplained: bool = False
     #: all distributions merged into this node (a distribution changed mid-study).
     accepted: list[BaseDistribution] = dataclasses.field(default_factory=list)
+    #: earliest position at which the parameter was suggested in a trial (display order).
+    position: float = 0.0
+
+    def display_key(self) -> tuple[float, float, str]:
+        """Siblings are shown by activating parent value, then suggestion order, then key."""
+        first_value = -1.0 if self.condition is None else min(self.condition.values)
+        return (first_value, self.position, self.key)
 
     @property
     def is_categorical(self) -> bool:
@@ -228,8 +235,10 @@ class ConditionalSpace:
     def children(self, key: str | None) -> list[ParamNode]:
         """Nodes whose condition names ``key`` as parent (``None``: root and unexplained)."""
         if key is None:
-            return [n for n in self.nodes if n.condition is None]
-        return [n for n in self.nodes if n.condition is not None and n.condition.parent == key]
+            kids = [n for n in self.nodes if n.condition is None]
+        else:
+            kids = [n for n in self.nodes if n.condition is not None and n.condition.parent == key]
+        return sorted(kids, key=ParamNode.display_key)
 
     def branching_nodes(self) -> list[ParamNode]:
         parents = {n.condition.parent for n in self.nodes if n.condition is not None}
@@ -454,8 +463,8 @@ class _Observations:
             i = seen.get(name, 0)
             seen[name] = i + 1
             key = name if counts[name] == 1 else f"{name}#{i}"
-            nodes.append(ParamNode(key, name, dist, accepted=[dist]))
-        return nodes
+            nodes.append(ParamNode(key, name, dist, accepted=[dist], position=self.order[name]))
+        return sorted(nodes, key=lambda n: (n.position, n.key))
 
     def active(self, node: ParamNode) -> dict[int, float]:
         merged: dict[int, float] = {}
@@ -521,7 +530,11 @@ def _merge_changed_distributions(
         variants.sort(key=obs.last_trial)
         latest = variants[-1]
         kept = ParamNode(
-            name, name, latest.distribution, accepted=[v.distribution for v in variants]
+            name,
+            name,
+            latest.distribution,
+            accepted=[v.distribution for v in variants],
+            position=latest.position,
         )
         for old in variants[:-1]:
             for t_idx, internal in obs.active(old).items():

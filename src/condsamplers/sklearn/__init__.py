@@ -1,0 +1,5 @@
+"""scikit-learn estimators over conditional inputs (``NaN`` = inactive feature)."""
+
+from condsamplers.sklearn.regressors import CondGPRegressor
+
+__all__ = ["CondGPRegressor"]

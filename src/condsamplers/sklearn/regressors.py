@@ -1,0 +1,215 @@
+"""scikit-learn regressors over conditional inputs, wrapping the models of :mod:`condsamplers`.
+
+In the scikit-learn API an inactive feature (a parameter that does not exist for that row, such
+as the units of the third layer of a two-layer network) is ``NaN``. :class:`CondGPRegressor`
+turns such a matrix into the encoding the models use (see :mod:`condsamplers.space`): numerical
+columns scaled to [0, 1], categorical columns as a choice index ``0..K-1``, inactive entries 0,
+and a boolean ``active`` mask; then it fits the very same
+:class:`~condsamplers.models.gp.ExactGP` object the Optuna samplers use. The adapter holds no
+maths: the kernel (arc kernel of Swersky et al. 2014, eq. 3-4, or the Matern "GP" baseline) and
+the hyperparameter fit live in :mod:`condsamplers.kernels` and :mod:`condsamplers.models.gp`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from condsamplers.kernels import KERNELS
+from condsamplers.models.gp import ExactGP
+from condsamplers.space import FeatureSpec
+
+__all__ = ["CondGPRegressor"]
+
+
+class CondGPRegressor(RegressorMixin, BaseEstimator):
+    """Gaussian-process regressor for conditional inputs, where ``NaN`` means *inactive*.
+
+    The model is :class:`~condsamplers.models.gp.ExactGP`: ``y = f(x) + eps`` with
+    ``f ~ GP(0, s * matern52(||phi(x) - phi(x')||))`` on standardised ``y``, hyperparameters
+    fit by maximising the log marginal likelihood plus log priors (Rasmussen & Williams 2006,
+    eq. 2.30) from several L-BFGS-B starts.
+
+    Args:
+        kernel: ``"arc"``: the arc kernel (Swersky et al. 2014, eq. 3-4), where two rows that
+            both lack a feature agree on it and a row that has it differs from one that lacks it
+            by a learnt distance ``omega_i``; ``"matern"``: the paper's "GP" baseline, an ARD
+            Matern-5/2 kernel on the encoding with inactive features imputed (by 0, the value
+            the encoding stores for them).
+        n_restarts: random restarts of the hyperparameter fit, besides the default start.
+        categorical_features: indices of the columns that hold category codes (non-negative
+            integers, ``NaN`` when inactive); ``None``: every column is numerical.
+        random_state: seed (int, ``RandomState`` or ``None``) of the random restarts.
+
+    Attributes:
+        model_: the fitted :class:`~condsamplers.models.gp.ExactGP`.
+        n_features_in_: number of columns of ``X`` seen in :meth:`fit`.
+        features_: the :class:`~condsamplers.space.FeatureSpec` of the encoded columns.
+        is_categorical_: boolean mask of the categorical columns.
+        data_min_: per column, the minimum of the active training values (``NaN`` for
+            categorical columns and for columns never active).
+        data_range_: per column, the range of the active training values (0 for a constant
+            column, which is mapped to 0.5; ``NaN`` for categorical columns).
+        categories_: per column, the sorted category codes seen in training (an empty array
+            for numerical columns); code ``categories_[j][k]`` is encoded as choice ``k``.
+
+    Notes:
+        Numerical values seen at predict time outside the training range are clipped to it
+        (to [0, 1] after scaling). The arc embedding of eq. 3,
+        ``omega_i [sin(pi rho_i x_i), cos(pi rho_i x_i)]``, is periodic in ``x_i`` with period
+        ``2 / rho_i``: unclipped, a value far beyond the range would alias onto a value inside
+        it. Clipping makes the prediction constant beyond the range instead.
+    """
+
+    def __init__(
+        self,
+        kernel: str = "arc",
+        n_restarts: int = 2,
+        categorical_features: Sequence[int] | None = None,
+        random_state: int | np.random.RandomState | None = None,
+    ) -> None:
+        self.kernel = kernel
+        self.n_restarts = n_restarts
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> CondGPRegressor:
+        """Fit the GP (hyperparameters included) to ``X`` (``NaN`` = inactive) and ``y``."""
+        self._check_params()
+        X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", y_numeric=True)
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        self.is_categorical_ = self._categorical_mask(X.shape[1])
+        self._fit_encoding(X)
+        X_enc, active = self._encode(X)
+        seed = int(check_random_state(self.random_state).randint(2**31))
+        self.model_ = ExactGP(kernel=self.kernel, n_restarts=int(self.n_restarts), seed=seed)
+        self.model_.fit(X_enc, active, y, self.features_)
+        return self
+
+    def _check_params(self) -> None:
+        if not isinstance(self.kernel, str) or self.kernel not in KERNELS:
+            raise ValueError(
+                f"CondGPRegressor: kernel={self.kernel!r} is not known; "
+                f"use one of {sorted(KERNELS)}."
+            )
+        n = self.n_restarts
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+            raise ValueError(f"CondGPRegressor: n_restarts={n!r} must be a non-negative integer.")
+
+    def _categorical_mask(self, n_features: int) -> np.ndarray:
+        """Boolean mask of the columns named by ``categorical_features`` (validated)."""
+        mask = np.zeros(n_features, dtype=bool)
+        if self.categorical_features is None:
+            return mask
+        for index in self.categorical_features:
+            if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
+                raise ValueError(
+                    "CondGPRegressor: categorical_features must be a list of column indices; "
+                    f"got {index!r} in {self.categorical_features!r}."
+                )
+            if not 0 <= int(index) < n_features:
+                raise ValueError(
+                    f"CondGPRegressor: categorical_features index {index} is out of range for "
+                    f"X with {n_features} columns."
+                )
+            if mask[int(index)]:
+                raise ValueError(
+                    f"CondGPRegressor: categorical_features lists column {index} twice."
+                )
+            mask[int(index)] = True
+        return mask
+
+    def _fit_encoding(self, X: np.ndarray) -> None:
+        """Store the per-column scaling (numerical) and code lists (categorical)."""
+        d = X.shape[1]
+        self.data_min_ = np.full(d, np.nan)
+        self.data_range_ = np.full(d, np.nan)
+        self.categories_: list[np.ndarray] = []
+        for j in range(d):
+            column = X[:, j]
+            observed = column[~np.isnan(column)]
+            if self.is_categorical_[j]:
+                _check_codes(observed, j)
+                self.categories_.append(np.unique(observed))
+                continue
+            self.categories_.append(np.empty(0))
+            if observed.size:
+                self.data_min_[j] = observed.min()
+                self.data_range_[j] = observed.max() - observed.min()
+        n_categories = [max(1, len(c)) if cat else 0 for c, cat in self._columns()]
+        self.features_ = FeatureSpec(np.array(n_categories, dtype=int))
+
+    def _columns(self) -> list[tuple[np.ndarray, bool]]:
+        return list(zip(self.categories_, self.is_categorical_.tolist(), strict=True))
+
+    # -- encoding ------------------------------------------------------------------------
+    def _encode(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Encoded matrix (inactive entries 0) and the ``active = ~isnan(X)`` mask."""
+        active = ~np.isnan(X)
+        X_enc = np.zeros_like(X, dtype=np.float64)
+        for j in range(X.shape[1]):
+            rows = active[:, j]
+            if self.is_categorical_[j]:
+                X_enc[rows, j] = self._encode_codes(X[rows, j], j)
+            else:
+                X_enc[rows, j] = self._scale(X[rows, j], j)
+        return X_enc, active
+
+    def _scale(self, values: np.ndarray, j: int) -> np.ndarray:
+        """Min-max scaling of column ``j`` to [0, 1], clipped; constant (or unseen) -> 0.5."""
+        low, width = self.data_min_[j], self.data_range_[j]
+        if not np.isfinite(width) or width <= 0.0:
+            return np.full(values.shape, 0.5)
+        return np.clip((values - low) / width, 0.0, 1.0)
+
+    def _encode_codes(self, values: np.ndarray, j: int) -> np.ndarray:
+        """Category codes of column ``j`` -> choice index ``0..K-1``; unseen codes raise."""
+        known = self.categories_[j]
+        index = np.searchsorted(known, values)
+        found = index < len(known)
+        found[found] = known[index[found]] == values[found]
+        if not np.all(found):
+            unseen = np.unique(values[~found])
+            raise ValueError(
+                f"CondGPRegressor: column {j} (categorical) holds codes {unseen.tolist()} "
+                f"not seen in fit (seen: {known.tolist()})."
+            )
+        return index.astype(np.float64)
+
+    # -- prediction ----------------------------------------------------------------------
+    def predict(self, X: Any, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, ...]:
+        """Posterior mean of the latent ``f`` at ``X`` and, if ``return_std``, its std.
+
+        The std is that of the latent function (observation noise excluded), in the units of
+        ``y``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        X_enc, active = self._encode(np.asarray(X, dtype=np.float64))
+        mean, var = self.model_.predict(X_enc, active)
+        if return_std:
+            return mean, np.sqrt(var)
+        return mean
+
+
+def _check_codes(values: np.ndarray, j: int) -> None:
+    """Category codes must be non-negative integers."""
+    if np.any(values < 0) or np.any(values != np.round(values)):
+        bad = values[(values < 0) | (values != np.round(values))]
+        raise ValueError(
+            f"CondGPRegressor: categorical column {j} must hold non-negative integer codes "
+            f"(NaN when inactive); got {np.unique(bad)[:5].tolist()}."
+        )

@@ -1,0 +1,44 @@
+"""Optuna's own third-party sampler suite, run for every sampler of the library.
+
+Fast settings (few candidates, one restart) keep the ~130 tests per sampler to a few minutes;
+they exercise the same code paths as the defaults.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from optuna.samplers import BaseSampler
+from optuna.testing.pytest_samplers import (
+    BasicSamplerTestCase,
+    RelativeSamplerTestCase,
+    SingleOnlySamplerTestCase,
+)
+
+from condsamplers import ArcGPSampler
+
+FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0)
+
+SAMPLER_FACTORIES: dict[str, Callable[[], BaseSampler]] = {
+    # n_startup_trials=1 so the suite's few-trial tests reach the model.
+    "arcgp": lambda: ArcGPSampler(seed=0, n_startup_trials=1, **FAST),
+}
+
+
+class _EverySampler:
+    @pytest.fixture(params=sorted(SAMPLER_FACTORIES))
+    def sampler(self, request: pytest.FixtureRequest) -> Callable[[], BaseSampler]:
+        return SAMPLER_FACTORIES[request.param]
+
+
+class TestBasic(_EverySampler, BasicSamplerTestCase):
+    pass
+
+
+class TestRelative(_EverySampler, RelativeSamplerTestCase):
+    pass
+
+
+class TestSingleOnly(_EverySampler, SingleOnlySamplerTestCase):
+    pass

@@ -1,0 +1,168 @@
+"""ArcGPSampler (and the shared sampler base) as an Optuna user sees it."""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import optuna
+import pytest
+from optuna.distributions import FloatDistribution
+from optuna.trial import TrialState
+
+from condsamplers import ArcGPSampler
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+FAST = dict(n_candidates=128, n_local_search=2, n_restarts=0)
+
+
+def _tree(trial: optuna.Trial) -> float:
+    branch = trial.suggest_categorical("branch", ["left", "right"])
+    if branch == "left":
+        return trial.suggest_float("a", -1, 1) ** 2 + 0.1
+    return (trial.suggest_float("b", -1, 1) - 0.5) ** 2 + 0.2
+
+
+def _sampler(**kwargs) -> ArcGPSampler:
+    return ArcGPSampler(**{"seed": 0, "n_startup_trials": 5, **FAST, **kwargs})
+
+
+def test_same_seed_gives_same_suggestions() -> None:
+    runs = []
+    for _ in range(2):
+        study = optuna.create_study(sampler=_sampler())
+        study.optimize(_tree, n_trials=12)
+        runs.append([t.params for t in study.trials])
+    assert runs[0] == runs[1]
+
+
+def test_finds_the_best_leaf_of_a_small_tree() -> None:
+    study = optuna.create_study(sampler=_sampler(**{"n_candidates": 256}))
+    study.optimize(_tree, n_trials=25)
+    assert study.best_params["branch"] == "left"
+    assert study.best_value < 0.1 + 1e-3
+
+
+def test_maximize_is_minimize_of_the_negation() -> None:
+    minimised = optuna.create_study(sampler=_sampler())
+    minimised.optimize(_tree, n_trials=12)
+    maximised = optuna.create_study(sampler=_sampler(), direction="maximize")
+    maximised.optimize(lambda t: -_tree(t), n_trials=12)
+    assert [t.params for t in minimised.trials] == [t.params for t in maximised.trials]
+
+
+def test_nan_and_failed_trials_are_skipped() -> None:
+    study = optuna.create_study(sampler=_sampler())
+    study.optimize(lambda t: _tree(t) if t.number % 3 else float("nan"), n_trials=15)
+    states = [t.state for t in study.trials]
+    assert states.count(TrialState.FAIL) == 5
+    assert states.count(TrialState.COMPLETE) == 10
+
+
+def test_all_trials_failed_falls_back_to_independent_sampling() -> None:
+    study = optuna.create_study(sampler=_sampler(n_startup_trials=0))
+    study.optimize(lambda t: _tree(t) * float("nan"), n_trials=4)
+    assert all(t.state == TrialState.FAIL for t in study.trials)
+    assert len({str(t.params) for t in study.trials}) == 4
+
+
+def test_infinite_values_are_clipped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    study = optuna.create_study(sampler=_sampler())
+    optuna.logging.enable_propagation()
+    try:
+        with caplog.at_level(logging.WARNING):
+            study.optimize(lambda t: _tree(t) if t.number % 4 else math.inf, n_trials=10)
+    finally:
+        optuna.logging.disable_propagation()
+    assert "infinite objective value" in caplog.text
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
+def test_constant_objective_and_a_single_trial() -> None:
+    study = optuna.create_study(sampler=_sampler(n_startup_trials=1))
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) * 0 + 3.0, n_trials=6)
+    xs = [t.params["x"] for t in study.trials]
+    assert len(set(xs)) == 6 and all(0 <= x <= 1 for x in xs)
+
+
+def test_duplicate_points_do_not_break_the_model_and_are_not_proposed_again() -> None:
+    study = optuna.create_study(sampler=_sampler(n_startup_trials=1))
+    distributions = {"x": FloatDistribution(0, 1), "y": FloatDistribution(0, 1)}
+    for _ in range(5):
+        study.add_trial(
+            optuna.create_trial(
+                params={"x": 0.0, "y": 0.0}, distributions=distributions, value=0.0
+            )
+        )
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) + t.suggest_float("y", 0, 1), 3)
+    new = [t.params for t in study.trials[5:]]
+    assert all(p != {"x": 0.0, "y": 0.0} for p in new)
+
+
+def test_running_trials_are_not_proposed_again() -> None:
+    study = optuna.create_study(sampler=_sampler())
+    study.optimize(_tree, n_trials=8)
+    asked = [study.ask() for _ in range(3)]
+    params = []
+    for trial in asked:
+        _tree(trial)
+        params.append(trial.params)
+    assert params[0] != params[1] and params[1] != params[2] and params[0] != params[2]
+
+
+def test_one_sampler_shared_by_two_threads() -> None:
+    study = optuna.create_study(sampler=_sampler())
+    study.optimize(_tree, n_trials=16, n_jobs=2)
+    assert len(study.trials) == 16
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
+def test_changed_distribution_mid_study_keeps_sampling_inside_the_new_range() -> None:
+    study = optuna.create_study(sampler=_sampler())
+    study.optimize(lambda t: t.suggest_float("x", 0, 10), n_trials=8)
+    study.optimize(lambda t: (t.suggest_float("x", 20, 30) - 21) ** 2, n_trials=6)
+    assert all(20 <= t.params["x"] <= 30 for t in study.trials[8:])
+
+
+def test_reseed_rng_changes_the_stream() -> None:
+    sampler = _sampler()
+    sampler.reseed_rng()
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(_tree, n_trials=3)
+    assert len(study.trials) == 3
+
+
+@pytest.mark.parametrize(
+    "kwargs, name",
+    [
+        ({"n_startup_trials": -1}, "n_startup_trials"),
+        ({"n_candidates": 0}, "n_candidates"),
+        ({"n_local_search": 1.5}, "n_local_search"),
+        ({"n_restarts": -2}, "n_restarts"),
+    ],
+)
+def test_bad_arguments_name_the_parameter(kwargs, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        ArcGPSampler(**kwargs)
+
+
+def test_multi_objective_study_is_refused_with_a_clear_message() -> None:
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=_sampler())
+    with pytest.raises(ValueError, match="single-objective"):
+        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
+
+
+def test_new_branch_parameters_are_sampled_independently() -> None:
+    study = optuna.create_study(sampler=_sampler())
+
+    def objective(trial: optuna.Trial) -> float:
+        kind = trial.suggest_categorical("kind", ["a", "b", "c"])
+        if kind == "c" and trial.number >= 6:
+            return trial.suggest_float("new", 0, 1)
+        return trial.suggest_float("x", 0, 1) + (0.5 if kind == "a" else 1.0)
+
+    study.optimize(objective, n_trials=14)
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    values = np.array([t.value for t in study.trials])
+    assert np.isfinite(values).all()

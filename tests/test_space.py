@@ -1,0 +1,199 @@
+"""Structure inference from define-by-run trials, and the encoding."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import optuna
+import pytest
+from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
+
+from condsamplers import infer_space
+from condsamplers.space import ConditionalSpace
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _random_study(objective, n_trials: int, seed: int = 0) -> optuna.Study:
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=seed))
+    study.optimize(objective, n_trials=n_trials)
+    return study
+
+
+def _svm_or_forest(trial: optuna.Trial) -> float:
+    model = trial.suggest_categorical("model", ["svc", "forest", "knn"])
+    if model == "svc":
+        c = trial.suggest_float("C", 1e-3, 1e3, log=True)
+        kernel = trial.suggest_categorical("kernel", ["rbf", "poly"])
+        if kernel == "poly":
+            trial.suggest_int("degree", 2, 5)
+        return np.log(c) ** 2
+    if model == "forest":
+        return trial.suggest_int("n_estimators", 10, 500, log=True) / 100.0
+    return trial.suggest_int("k", 1, 30) / 10.0
+
+
+def test_describe_shows_exact_tree_of_a_model_selection_space() -> None:
+    space = infer_space(_random_study(_svm_or_forest, 40).trials)
+    assert space.describe() == "\n".join(
+        [
+            "model: categorical ('svc', 'forest', 'knn')",
+            "  C: float [0.001, 1000.0] log  [if model == 'svc']  (shared by 2 paths)",
+            "  kernel: categorical ('rbf', 'poly')  [if model == 'svc']",
+            "    degree: int [2, 5]  [if kernel == 'poly']",
+            "  n_estimators: int [10, 500] log  [if model == 'forest']",
+            "  k: int [1, 30]  [if model == 'knn']",
+            "(6 parameters, 4 paths)",
+        ]
+    )
+
+
+def _net(trial: optuna.Trial) -> float:
+    depth = trial.suggest_int("depth", 0, 4)
+    for i in range(1, depth + 1):
+        trial.suggest_int(f"units_{i}", 16, 512, log=True)
+    return trial.suggest_float("lr", 1e-4, 1e-1, log=True) + depth
+
+
+def test_integer_parent_gets_threshold_conditions_that_extrapolate() -> None:
+    study = _random_study(_net, 40, seed=3)
+    space = infer_space(study.trials)
+    conditions = {n.name: n.condition for n in space.nodes}
+    for i in range(1, 5):
+        cond = conditions[f"units_{i}"]
+        assert cond is not None and cond.parent == "depth" and cond.lower == i
+    assert conditions["lr"] is None and conditions["depth"] is None
+    # units_2 (int, log, many values) is never taken as the parent of units_3.
+    depth_col = space.index["depth"]
+    X = np.zeros((5, space.n_features))
+    X[:, depth_col] = space.nodes[depth_col].to_unit(np.arange(5.0))
+    active = space.active_mask(X)
+    assert active[:, space.index["units_3"]].tolist() == [False, False, False, True, True]
+
+
+def test_untried_branch_value_is_a_path_of_its_own() -> None:
+    study = optuna.create_study()
+    dist = {"model": CategoricalDistribution(["a", "b", "c"]), "x": FloatDistribution(0, 1)}
+    for value in (0.1, 0.5, 0.9):
+        study.add_trial(
+            optuna.create_trial(params={"model": "a", "x": value}, distributions=dist, value=value)
+        )
+        study.add_trial(
+            optuna.create_trial(
+                params={"model": "b"}, distributions={"model": dist["model"]}, value=1.0
+            )
+        )
+    space = infer_space(study.trials)
+    paths = space.paths()
+    assert paths is not None
+    branch_values = sorted(dict(p.branch_values)["model"] for p in paths)
+    # 'a' opens x; 'b' (tried, no children) and 'c' (never tried) lead to no known child.
+    assert branch_values == [(0.0,), (1.0, 2.0)]
+
+
+def test_inference_does_not_depend_on_suggestion_order() -> None:
+    def forward(trial: optuna.Trial) -> float:
+        use = trial.suggest_categorical("use", [True, False])
+        a = trial.suggest_float("a", 0, 1)
+        return a + (trial.suggest_float("b", 0, 1) if use else 0.0)
+
+    def backward(trial: optuna.Trial) -> float:
+        a = trial.suggest_float("a", 0, 1)
+        use = trial.suggest_categorical("use", [True, False])
+        return a + (trial.suggest_float("b", 0, 1) if use else 0.0)
+
+    study = _random_study(forward, 10)
+    study.optimize(backward, n_trials=10)
+    mixed = infer_space(study.trials)
+    alone = infer_space(_random_study(forward, 20, seed=1).trials)
+    assert (
+        _conditions(mixed)
+        == _conditions(alone)
+        == {
+            "use": None,
+            "a": None,
+            "b": ("use", frozenset({0.0})),
+        }
+    )
+
+
+def _conditions(space: ConditionalSpace) -> dict[str, tuple[str, frozenset[float]] | None]:
+    return {
+        n.name: None if n.condition is None else (n.condition.parent, n.condition.values)
+        for n in space.nodes
+    }
+
+
+def test_same_name_with_different_ranges_in_branches_gives_variants() -> None:
+    def objective(trial: optuna.Trial) -> float:
+        z = trial.suggest_int("z", 1, 2)
+        return trial.suggest_int("v", 1, 3 if z == 1 else 2) + z
+
+    space = infer_space(_random_study(objective, 30).trials)
+    variants = [n for n in space.nodes if n.name == "v"]
+    assert sorted(v.distribution.high for v in variants) == [2, 3]
+    for v in variants:
+        assert v.condition is not None and v.condition.parent == "z"
+    trial = next(t for t in _random_study(objective, 30).trials if t.params["z"] == 2)
+    x, active = space.encode_trial(trial.params, trial.distributions)
+    assert space.decode(x, active) == trial.params
+
+
+def test_changed_distribution_is_merged_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    study = _random_study(lambda t: t.suggest_float("x", 0, 10), 10)
+    study.optimize(lambda t: t.suggest_float("x", 0, 5), n_trials=10)
+    with caplog.at_level(logging.WARNING, logger="condsamplers"):
+        space = infer_space(study.trials)
+    assert "changed its distribution" in caplog.text
+    assert [n.distribution for n in space.nodes] == [FloatDistribution(0, 5)]
+    outside = {t.number for t in study.trials if t.params["x"] > 5}
+    assert space.excluded_trials == outside
+    for t in study.trials:
+        encoded = space.encode_trial(t.params, t.distributions)
+        assert (encoded is None) == (t.number in outside)
+
+
+def test_failed_pruned_and_running_trials_do_not_shape_the_tree() -> None:
+    study = _random_study(_svm_or_forest, 30)
+    truth = infer_space(study.trials).describe()
+    running = study.ask()
+    running.suggest_categorical("model", ["svc", "forest", "knn"])  # stopped half-way
+    study.add_trial(
+        optuna.create_trial(
+            params={"model": "svc"},
+            distributions={"model": CategoricalDistribution(["svc", "forest", "knn"])},
+            state=optuna.trial.TrialState.FAIL,
+        )
+    )
+    assert infer_space(study.trials).describe() == truth
+
+
+@pytest.mark.parametrize(
+    "distribution, values",
+    [
+        (FloatDistribution(-2, 3), [-2.0, 0.25, 3.0]),
+        (FloatDistribution(1e-5, 1, log=True), [1e-5, 3e-3, 1.0]),
+        (FloatDistribution(0, 1, step=0.25), [0.0, 0.25, 1.0]),
+        (IntDistribution(-3, 7), [-3, 0, 7]),
+        (IntDistribution(0, 10, step=2), [0, 4, 10]),
+        (IntDistribution(1, 1000, log=True), [1, 31, 1000]),
+        (CategoricalDistribution(["a", 1, None]), ["a", 1, None]),
+    ],
+)
+def test_encode_decode_round_trip(distribution, values) -> None:
+    study = optuna.create_study()
+    for v in values:
+        study.add_trial(
+            optuna.create_trial(params={"p": v}, distributions={"p": distribution}, value=0.0)
+        )
+    space: ConditionalSpace = infer_space(study.trials)
+    for t in study.trials:
+        x, active = space.encode_trial(t.params, t.distributions)
+        assert np.all((x >= 0) & (x <= max(1, space.features.n_categories.max())))
+        decoded = space.decode(x, active)
+        assert (
+            decoded == pytest.approx(t.params, rel=1e-12)
+            if distribution.__class__ is FloatDistribution
+            else decoded == t.params
+        )
