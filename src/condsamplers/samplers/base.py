@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import abc
 import contextlib
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
 import optuna
+import threadpoolctl
 import torch
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
@@ -36,19 +36,14 @@ _MAX_DUPLICATE_SKIPS = 32
 
 @contextlib.contextmanager
 def _single_threaded() -> Iterator[None]:
-    """Small torch problems run fastest on one thread (no OpenMP/OpenBLAS oversubscription)."""
+    """Small torch/BLAS problems run fastest on one thread (no oversubscription of the cores)."""
     old_threads = torch.get_num_threads()
-    old_blas = os.environ.get("OPENBLAS_NUM_THREADS")
     torch.set_num_threads(1)
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
     try:
-        yield
+        with threadpoolctl.threadpool_limits(limits=1):
+            yield
     finally:
         torch.set_num_threads(old_threads)
-        if old_blas is None:
-            os.environ.pop("OPENBLAS_NUM_THREADS", None)
-        else:
-            os.environ["OPENBLAS_NUM_THREADS"] = old_blas
 
 
 class ConditionalSampler(BaseSampler, abc.ABC):
