@@ -62,7 +62,7 @@ class ExactGP(Surrogate):
 
     Args:
         kernel: kernel name or an :class:`~condsamplers.kernels.EmbeddingKernel` instance.
-        n_restarts: random restarts of the hyperparameter fit besides the default and warm starts.
+        n_restarts: random restarts of a cold hyperparameter fit (no usable ``warm_start``).
         seed: seed of the random restarts.
         warm_start: raw hyperparameters of a previous fit, tried as an extra start.
         max_iter: L-BFGS-B iterations per start.
@@ -111,13 +111,19 @@ class ExactGP(Surrogate):
         return params
 
     def _starts(self) -> list[Params]:
+        """Warm start (if compatible) and defaults; random restarts only for a cold fit.
+
+        Between two BO steps the posterior over hyperparameters moves little, so the previous
+        optimum plus the defaults suffice (as in Optuna's GPSampler); random restarts guard the
+        first fit against a poor local optimum.
+        """
         default = self._default_params()
-        starts = [default]
         if self.warm_start is not None and all(
             k in self.warm_start and self.warm_start[k].shape == v.shape
             for k, v in default.items()
         ):
-            starts.insert(0, {k: self.warm_start[k].clone() for k in default})
+            return [{k: self.warm_start[k].clone() for k in default}, default]
+        starts = [default]
         generator = torch.Generator().manual_seed(0 if self.seed is None else int(self.seed))
         for _ in range(self.n_restarts):
             rand = self.kernel.random_params(self.features_, generator)

@@ -1,0 +1,1 @@
+"""Benchmark problems and runner for the ``condsamplers`` conditional-space samplers."""
