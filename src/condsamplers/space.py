@@ -361,7 +361,7 @@ class ConditionalSpace:
             if not active[j]:
                 continue
             internal = float(node.from_unit(np.array([x[j]]))[0])
-            params[node.name] = _to_external(node.distribution, internal)
+            params[node.name] = to_external(node.distribution, internal)
         return params
 
     def sample(
@@ -602,7 +602,7 @@ def to_internal(distribution: BaseDistribution, value: Any) -> float | None:
     return float(internal)
 
 
-def _to_external(distribution: BaseDistribution, internal: float) -> Any:
+def to_external(distribution: BaseDistribution, internal: float) -> Any:
     if isinstance(distribution, CategoricalDistribution):
         return distribution.to_external_repr(int(round(internal)))
     if isinstance(distribution, IntDistribution):
@@ -627,7 +627,7 @@ def _describe_condition(space: ConditionalSpace, cond: Condition) -> str:
         return f"{parent.name} >= {cond.lower:g}"
     if cond.upper is not None:
         return f"{parent.name} <= {cond.upper:g}"
-    shown = [_to_external(parent.distribution, v) for v in sorted(cond.values)]
+    shown = [to_external(parent.distribution, v) for v in sorted(cond.values)]
     if len(shown) == 1:
         return f"{parent.name} == {shown[0]!r}"
     return f"{parent.name} in {tuple(shown)!r}"
