@@ -2,10 +2,11 @@
 
 1. For each path of the tree (every group of branch values, untried ones included), draw
    quasi-uniform candidates whose branch values follow the path; add the caller's start points
-   (e.g. the best observed configurations).
-2. Take the best candidate of each of the ``n_local_search`` best paths and improve it by
-   L-BFGS-B on its active numerical columns (branch values and categoricals fixed; integers
-   relaxed, then rounded back onto their grid).
+   (e.g. the best observed configurations), each also carried onto every other path with the
+   values of the parameters the paths share.
+2. Take the best candidate of each of the best paths (then the best remaining candidates) as
+   ``n_local_search`` starts and improve them by L-BFGS-B on their active numerical columns
+   (branch values and categoricals fixed; integers relaxed, then rounded onto their grid).
 3. Sweep the non-branching categorical columns of the winner one at a time.
 Returns the candidates ranked by acquisition value, best first, so that a caller can skip one
 that duplicates an existing trial.
@@ -20,7 +21,7 @@ import scipy.optimize
 import torch
 
 from condsamplers.acquisition import Acquisition
-from condsamplers.space import ConditionalSpace
+from condsamplers.space import ConditionalSpace, Path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,14 +59,50 @@ def _evaluate(acquisition: Acquisition, X: np.ndarray, active: np.ndarray) -> np
 
 
 def _candidates(
-    space: ConditionalSpace, rng: np.random.Generator, settings: OptimizerSettings
+    space: ConditionalSpace,
+    rng: np.random.Generator,
+    settings: OptimizerSettings,
+    X_start: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
+    """Quasi-uniform candidates per path, plus the start points carried onto every path."""
     paths = space.paths()
     if not paths:
-        return space.sample(settings.n_candidates, rng)
-    per_path = max(settings.n_candidates // len(paths), settings.min_candidates_per_path)
-    samples = [space.sample(per_path, rng, path) for path in paths]
-    return np.concatenate([s[0] for s in samples]), np.concatenate([s[1] for s in samples])
+        X, active = space.sample(settings.n_candidates, rng)
+    else:
+        per_path = max(settings.n_candidates // len(paths), settings.min_candidates_per_path)
+        samples = [space.sample(per_path, rng, path) for path in paths]
+        X = np.concatenate([s[0] for s in samples])
+        active = np.concatenate([s[1] for s in samples])
+    if X_start is None or not len(X_start):
+        return X, active
+    carried = [_carry_onto_paths(space, x, paths, rng) for x in X_start]
+    X = np.concatenate([X, X_start, *[c[0] for c in carried]])
+    active = np.concatenate([active, space.active_mask(X_start), *[c[1] for c in carried]])
+    return X, active
+
+
+def _carry_onto_paths(
+    space: ConditionalSpace, x: np.ndarray, paths: list[Path] | None, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` moved onto every path: its values kept wherever the path shares its parameters.
+
+    This is how what is known on one branch (the shared variables of Jenatton et al. 2017,
+    sec. 2.4) seeds the search on the others.
+    """
+    if not paths:
+        return np.empty((0, len(x))), np.empty((0, len(x)), dtype=bool)
+    X, _ = zip(*(space.sample(1, rng, path) for path in paths), strict=True)
+    X = np.concatenate(X)
+    x_active = space.active_mask(x[None, :])[0]
+    branch_columns = np.zeros(len(x), dtype=bool)
+    for path in paths:
+        for key, _ in path.branch_values:
+            branch_columns[space.index[key]] = True
+    keep = x_active & ~branch_columns
+    X[:, keep] = x[keep]
+    active = space.active_mask(X)
+    X[~active] = 0.0
+    return X, active
 
 
 def _path_keys(space: ConditionalSpace, X: np.ndarray, active: np.ndarray) -> list[bytes]:
@@ -74,17 +111,21 @@ def _path_keys(space: ConditionalSpace, X: np.ndarray, active: np.ndarray) -> li
     return [row.tobytes() for row in keys]
 
 
-def _best_per_path(
+def _local_search_starts(
     space: ConditionalSpace, X: np.ndarray, active: np.ndarray, values: np.ndarray, k: int
 ) -> np.ndarray:
-    """Indices of the best candidate of each of the ``k`` best paths."""
+    """Indices of ``k`` starts: the best candidate of each of the best paths, then the best
+    remaining candidates."""
     keys = _path_keys(space, X, active)
+    order = np.argsort(-values, kind="stable")
     chosen: dict[bytes, int] = {}
-    for i in np.argsort(-values, kind="stable"):
+    for i in order:
         chosen.setdefault(keys[i], int(i))
         if len(chosen) == k:
-            break
-    return np.array(list(chosen.values()), dtype=int)
+            return np.array(list(chosen.values()), dtype=int)
+    starts = list(chosen.values())
+    starts += [int(i) for i in order if int(i) not in chosen.values()][: k - len(starts)]
+    return np.array(starts, dtype=int)
 
 
 def _free_columns(space: ConditionalSpace, active: np.ndarray) -> np.ndarray:
@@ -167,15 +208,12 @@ def maximize_acquisition(
     X_start: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidates ``(X, active, values)`` sorted by acquisition value, best first."""
-    X, active = _candidates(space, rng, settings)
-    if X_start is not None and len(X_start):
-        X = np.concatenate([X, X_start])
-        active = np.concatenate([active, space.active_mask(X_start)])
+    X, active = _candidates(space, rng, settings, X_start)
     X = round_to_grid(space, X)
     X[~active] = 0.0
     values = _evaluate(acquisition, X, active)
 
-    starts = _best_per_path(space, X, active, values, settings.n_local_search)
+    starts = _local_search_starts(space, X, active, values, settings.n_local_search)
     improved = local_search(
         acquisition, space, X[starts], active[starts], settings.local_search_max_iter
     )

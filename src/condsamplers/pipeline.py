@@ -59,10 +59,17 @@ def propose(
     rng: np.random.Generator,
     settings: OptimizerSettings,
 ) -> Proposal:
-    """Fit ``model``, believe it at pending points, and maximise log-EI over ``space``."""
+    """Fit ``model``, believe it at pending points, and maximise log-EI over ``space``.
+
+    The incumbent of EI is the best posterior mean at the observed points ("plug-in" EI,
+    Picheny et al. 2013): with noisy observations the best observed value is a lucky draw that
+    the model cannot reach, and EI would then chase variance at the edges of the space. For a
+    noise-free objective the posterior mean interpolates, so the two incumbents coincide.
+    """
     model.fit(data.X, data.active, data.y, space.features)
     acquisition_model = with_believed_pending(model, data.X_pending, data.active_pending)
-    acquisition = make_log_ei(acquisition_model, best=float(data.y.min()))
+    incumbent = float(model.predict(data.X, data.active)[0].min())
+    acquisition = make_log_ei(acquisition_model, best=incumbent)
     incumbents = data.X[np.argsort(data.y, kind="stable")[:N_INCUMBENT_STARTS]]
     X, active, values = maximize_acquisition(acquisition, space, rng, settings, incumbents)
     return Proposal(X, active, values, model)
