@@ -190,6 +190,25 @@ class ParamNode:
         return f"{kind} [{d.low}, {d.high}]{extras}"
 
 
+#: Part of a path: the active node keys and the branch values that lead there.
+_SubPath = tuple[set[str], dict[str, tuple[float, ...]]]
+
+
+def _product_of_options(
+    option_lists: Sequence[list[_SubPath] | None], limit: int
+) -> list[_SubPath] | None:
+    """All combinations of one sub-path from each list (independent subtrees), or ``None`` if
+    any list is ``None`` or there are more than ``limit``."""
+    result: list[_SubPath] = [(set(), {})]
+    for options in option_lists:
+        if options is None:
+            return None
+        result = [(a | a2, {**b, **b2}) for a, b in result for a2, b2 in options]
+        if len(result) > limit:
+            return None
+    return result
+
+
 @dataclasses.dataclass(frozen=True)
 class Path:
     """One set of simultaneously active nodes and the branch values that lead there.
@@ -253,28 +272,14 @@ class ConditionalSpace:
 
     def paths(self, limit: int = MAX_PATHS) -> list[Path] | None:
         """All paths of the tree, or ``None`` if there are more than ``limit``."""
-        combos = self._paths_below(None, limit)
+        combos = _product_of_options(
+            [self._node_options(root, limit) for root in self.children(None)], limit
+        )
         if combos is None:
             return None
         return [Path(frozenset(a), tuple(sorted(b.items()))) for a, b in combos]
 
-    def _paths_below(
-        self, parent: str | None, limit: int
-    ) -> list[tuple[set[str], dict[str, tuple[float, ...]]]] | None:
-        """Paths of the subtree under ``parent`` (active nodes + branch values)."""
-        result: list[tuple[set[str], dict[str, tuple[float, ...]]]] = [(set(), {})]
-        for node in self.children(parent) if parent is None else []:
-            options = self._node_options(node, limit)
-            if options is None:
-                return None
-            result = [(a | a2, {**b, **b2}) for a, b in result for a2, b2 in options]
-            if len(result) > limit:
-                return None
-        return result
-
-    def _node_options(
-        self, node: ParamNode, limit: int
-    ) -> list[tuple[set[str], dict[str, tuple[float, ...]]]] | None:
+    def _node_options(self, node: ParamNode, limit: int) -> list[_SubPath] | None:
         """Sub-paths that start at ``node``: one per group of values with the same children."""
         kids = self.children(node.key)
         if not kids:
@@ -283,21 +288,16 @@ class ConditionalSpace:
         for value in node.grid():
             pattern = tuple(bool(k.condition.holds(value)) for k in kids)  # type: ignore[union-attr]
             groups.setdefault(pattern, []).append(float(value))
-        options: list[tuple[set[str], dict[str, tuple[float, ...]]]] = []
+        options: list[_SubPath] = []
         for pattern, values in groups.items():
-            sub: list[tuple[set[str], dict[str, tuple[float, ...]]]] = [
-                ({node.key}, {node.key: tuple(values)})
+            head: list[_SubPath] | None = [({node.key}, {node.key: tuple(values)})]
+            below = [
+                self._node_options(kid, limit) for kid, on in zip(kids, pattern, strict=True) if on
             ]
-            for kid, on in zip(kids, pattern, strict=True):
-                if not on:
-                    continue
-                kid_options = self._node_options(kid, limit)
-                if kid_options is None:
-                    return None
-                sub = [(a | a2, {**b, **b2}) for a, b in sub for a2, b2 in kid_options]
-                if len(sub) > limit:
-                    return None
-            options.extend(sub)
+            combos = _product_of_options([head, *below], limit)
+            if combos is None:
+                return None
+            options.extend(combos)
         return options
 
     # -- encoding ------------------------------------------------------------------------

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from optuna.samplers import BaseSampler
-
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import ExactGP
 from condsamplers.samplers.base import ConditionalSampler
@@ -24,25 +22,6 @@ class ArcGPSampler(ConditionalSampler):
 
     Args: see :class:`condsamplers.samplers.base.ConditionalSampler`.
     """
-
-    def __init__(
-        self,
-        *,
-        seed: int | None = None,
-        n_startup_trials: int = 10,
-        independent_sampler: BaseSampler | None = None,
-        n_candidates: int = 1024,
-        n_local_search: int = 5,
-        n_restarts: int = 2,
-    ) -> None:
-        super().__init__(
-            seed=seed,
-            n_startup_trials=n_startup_trials,
-            independent_sampler=independent_sampler,
-            n_candidates=n_candidates,
-            n_local_search=n_local_search,
-            n_restarts=n_restarts,
-        )
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
         return ExactGP("arc", n_restarts=self._n_restarts, seed=seed, warm_start=warm_start)

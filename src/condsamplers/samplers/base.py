@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -186,12 +187,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         try:
             proposal = propose(space, data, model, np.random.default_rng(seed), self._settings)
         except NumericalError as error:
-            _logger.warning(
-                "%s: the surrogate could not be fitted (%s); trial %d is sampled by %s.",
-                type(self).__name__,
-                error,
-                trial.number,
-                type(self._independent_sampler).__name__,
+            self._log_fallback(
+                logging.WARNING, trial, f"the surrogate could not be fitted ({error})"
             )
             return {}
         self._warm_start = self._warm_start_of(proposal.model)
@@ -214,11 +211,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 values.append(t.value)
         y = _finite_minimisation_values(np.array(values, dtype=float), study.direction)
         if y is None:
-            _logger.warning(
-                "%s: no COMPLETE trial has a finite objective value; trial %d is sampled by %s.",
-                type(self).__name__,
-                trial.number,
-                type(self._independent_sampler).__name__,
+            self._log_fallback(
+                logging.WARNING, trial, "no COMPLETE trial has a finite objective value"
             )
             return None
         pending = [
@@ -255,14 +249,23 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             params = space.decode(x, a)
             if params not in existing:
                 return params
-        _logger.info(
-            "%s: the best %d candidates all repeat existing trials; trial %d is sampled by %s.",
+        self._log_fallback(
+            logging.INFO,
+            trial,
+            f"the best {_MAX_DUPLICATE_SKIPS} candidates repeat existing trials",
+        )
+        return {}
+
+    def _log_fallback(self, level: int, trial: FrozenTrial, reason: str) -> None:
+        """Say why a trial's parameters go to the independent sampler."""
+        _logger.log(
+            level,
+            "%s: %s; trial %d is sampled by %s.",
             type(self).__name__,
-            _MAX_DUPLICATE_SKIPS,
+            reason,
             trial.number,
             type(self._independent_sampler).__name__,
         )
-        return {}
 
     def _check_single_objective(self, study: Study) -> None:
         if len(study.directions) > 1:
