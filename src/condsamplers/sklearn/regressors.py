@@ -13,7 +13,7 @@ the hyperparameter fit live in :mod:`condsamplers.kernels` and :mod:`condsampler
 from __future__ import annotations
 
 import numbers
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -112,9 +112,15 @@ class CondGPRegressor(RegressorMixin, BaseEstimator):
     def _categorical_mask(self, n_features: int) -> np.ndarray:
         """Boolean mask of the columns named by ``categorical_features`` (validated)."""
         mask = np.zeros(n_features, dtype=bool)
-        if self.categorical_features is None:
+        indices = self.categorical_features
+        if indices is None:
             return mask
-        for index in self.categorical_features:
+        if isinstance(indices, (str, bytes)) or not isinstance(indices, Iterable):
+            raise ValueError(
+                "CondGPRegressor: categorical_features must be None or a list of column "
+                f"indices; got {indices!r}."
+            )
+        for index in indices:
             if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
                 raise ValueError(
                     "CondGPRegressor: categorical_features must be a list of column indices; "
@@ -149,11 +155,10 @@ class CondGPRegressor(RegressorMixin, BaseEstimator):
             if observed.size:
                 self.data_min_[j] = observed.min()
                 self.data_range_[j] = observed.max() - observed.min()
-        n_categories = [max(1, len(c)) if cat else 0 for c, cat in self._columns()]
+        # A categorical column never active still needs one category to embed (always inactive).
+        pairs = zip(self.categories_, self.is_categorical_.tolist(), strict=True)
+        n_categories = [max(1, len(codes)) if cat else 0 for codes, cat in pairs]
         self.features_ = FeatureSpec(np.array(n_categories, dtype=int))
-
-    def _columns(self) -> list[tuple[np.ndarray, bool]]:
-        return list(zip(self.categories_, self.is_categorical_.tolist(), strict=True))
 
     # -- encoding ------------------------------------------------------------------------
     def _encode(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,137 @@
+"""Tests of :class:`condsamplers.sklearn.CondGPRegressor`: sklearn conformance and behaviour."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from condsamplers.sklearn import CondGPRegressor
+
+# Small problems: one thread is faster than several and keeps parallel test runs fair.
+torch.set_num_threads(1)
+
+
+@parametrize_with_checks([CondGPRegressor(), CondGPRegressor(kernel="matern")])
+def test_sklearn_estimator_checks(estimator: CondGPRegressor, check) -> None:
+    check(estimator)
+
+
+def conditional_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """A depth-dependent toy function: layer ``k`` features are ``NaN`` when depth < k.
+
+    Columns: depth in {1, 2, 3}, ``a`` (always active), ``b`` (depth >= 2), ``c`` (depth 3).
+    """
+    rng = np.random.default_rng(seed)
+    depth = rng.integers(1, 4, size=n).astype(float)
+    a, b, c = rng.uniform(size=(3, n))
+    y = np.sin(3.0 * a) + 0.5 * depth
+    y = y + np.where(depth >= 2, 4.0 * (b - 0.5) ** 2, 0.0)
+    y = y + np.where(depth >= 3, np.cos(4.0 * c), 0.0)
+    b[depth < 2] = np.nan
+    c[depth < 3] = np.nan
+    return np.column_stack([depth, a, b, c]), y
+
+
+@pytest.mark.parametrize("kernel", ["arc", "matern"])
+def test_fits_conditional_function_better_than_the_mean(kernel: str) -> None:
+    X, y = conditional_data(90, seed=0)
+    X_test, y_test = conditional_data(60, seed=1)
+    model = CondGPRegressor(kernel=kernel, n_restarts=1, random_state=0).fit(X, y)
+    mse = np.mean((model.predict(X_test) - y_test) ** 2)
+    assert mse < 0.2 * np.var(y_test)
+
+
+def test_return_std_is_positive_and_shaped() -> None:
+    X, y = conditional_data(40, seed=0)
+    model = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y)
+    mean, std = model.predict(X[:7], return_std=True)
+    assert mean.shape == std.shape == (7,)
+    assert np.all(std > 0.0)
+    np.testing.assert_array_equal(mean, model.predict(X[:7]))
+
+
+def test_same_random_state_gives_identical_predictions() -> None:
+    X, y = conditional_data(40, seed=0)
+    X_test, _ = conditional_data(10, seed=1)
+    first = CondGPRegressor(n_restarts=2, random_state=3).fit(X, y).predict(X_test)
+    second = CondGPRegressor(n_restarts=2, random_state=3).fit(X, y).predict(X_test)
+    np.testing.assert_array_equal(first, second)
+
+
+def test_nan_means_inactive() -> None:
+    X, y = conditional_data(40, seed=0)
+    # Scaling ignores inactive rows: column b's minimum is that of its active values.
+    arc = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y)
+    assert arc.data_min_[2] == np.nanmin(X[:, 2])
+    inactive = X[X[:, 0] == 1][:1].copy()
+    at_min = inactive.copy()
+    at_min[0, 2] = arc.data_min_[2]
+    # Matern baseline: an inactive feature is imputed by 0, the encoding of the column minimum.
+    matern = CondGPRegressor(kernel="matern", n_restarts=0, random_state=0).fit(X, y)
+    np.testing.assert_allclose(matern.predict(inactive), matern.predict(at_min))
+    # Arc kernel: an inactive feature is not a value (eq. 3: it embeds at the origin).
+    assert abs(arc.predict(inactive)[0] - arc.predict(at_min)[0]) > 1e-6
+    assert np.all(np.isfinite(arc.predict(np.full((3, 4), np.nan))))
+
+
+@pytest.mark.parametrize("categorical", [None, [4]])
+def test_column_never_active_is_allowed(categorical: list[int] | None) -> None:
+    X, y = conditional_data(30, seed=0)
+    X = np.column_stack([X, np.full(len(y), np.nan)])
+    model = CondGPRegressor(categorical_features=categorical, n_restarts=0, random_state=0)
+    assert np.all(np.isfinite(model.fit(X, y).predict(X)))
+
+
+def test_predictions_are_clipped_beyond_the_training_range() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.uniform(size=(30, 1))
+    y = np.sin(6.0 * X[:, 0])
+    model = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y)
+    top = X.max()
+    np.testing.assert_allclose(model.predict([[top + 5.0]]), model.predict([[top]]))
+
+
+def test_categorical_codes_are_mapped_and_unseen_codes_rejected() -> None:
+    rng = np.random.default_rng(0)
+    codes = rng.choice([3.0, 7.0, 10.0], size=60)
+    x = rng.uniform(size=60)
+    y = np.select([codes == 3, codes == 7], [0.0, 2.0], -1.0) + 0.3 * x
+    X = np.column_stack([x, codes])
+    model = CondGPRegressor(categorical_features=[1], n_restarts=0, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(model.categories_[1], [3.0, 7.0, 10.0])
+    assert model.features_.n_categories.tolist() == [0, 3]
+    assert np.mean((model.predict(X) - y) ** 2) < 0.05 * np.var(y)
+    with pytest.raises(ValueError, match=r"column 1 .*\[5\.0\]"):
+        model.predict([[0.5, 5.0]])
+
+
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"kernel": "rbf"}, "kernel='rbf'"),
+        ({"n_restarts": -1}, "n_restarts=-1"),
+        ({"n_restarts": 1.5}, "n_restarts=1.5"),
+        ({"categorical_features": [4]}, "categorical_features index 4"),
+        ({"categorical_features": [0, 0]}, "categorical_features lists column 0 twice"),
+        ({"categorical_features": ["a"]}, "categorical_features must be a list"),
+        ({"categorical_features": 2}, "categorical_features must be None or a list"),
+        ({"categorical_features": [1]}, "categorical column 1 must hold non-negative integer"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(params: dict, match: str) -> None:
+    X, y = conditional_data(10, seed=0)
+    with pytest.raises(ValueError, match=match):
+        CondGPRegressor(**params).fit(X, y)
+
+
+def test_infinite_input_is_rejected() -> None:
+    X, y = conditional_data(20, seed=0)
+    bad = X.copy()
+    bad[0, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        CondGPRegressor(n_restarts=0).fit(bad, y)
+    model = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="infinity"):
+        model.predict(bad)
