@@ -113,6 +113,7 @@ def test_categorical_codes_are_mapped_and_unseen_codes_rejected() -> None:
         ({"kernel": "rbf"}, "kernel='rbf'"),
         ({"n_restarts": -1}, "n_restarts=-1"),
         ({"n_restarts": 1.5}, "n_restarts=1.5"),
+        ({"min_noise": 0.0}, "min_noise=0.0"),
         ({"categorical_features": [4]}, "categorical_features index 4"),
         ({"categorical_features": [0, 0]}, "categorical_features lists column 0 twice"),
         ({"categorical_features": ["a"]}, "categorical_features must be a list"),

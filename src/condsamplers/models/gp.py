@@ -66,8 +66,13 @@ class ExactGP(Surrogate):
         seed: seed of the random restarts.
         warm_start: raw hyperparameters of a previous fit, tried as an extra start.
         max_iter: L-BFGS-B iterations per start.
+        min_noise: floor of the noise variance, in units of the standardised ``y``. The default
+            suits noise-free objectives; a larger floor (say 0.03) regularises regression on
+            noisy data whose fit would otherwise interpolate.
 
-    Attributes (after ``fit``): ``params_`` (raw hyperparameters), ``log_marginal_likelihood_``.
+    Attributes (after ``fit``): ``params_`` (raw hyperparameters), ``log_marginal_likelihood_``
+    (of the standardised ``y`` at ``params_``), ``log_posterior_`` (that plus the log priors,
+    up to a constant: what the fit maximises).
     """
 
     def __init__(
@@ -77,12 +82,16 @@ class ExactGP(Surrogate):
         seed: int | None = None,
         warm_start: Params | None = None,
         max_iter: int = 200,
+        min_noise: float = MIN_NOISE,
     ) -> None:
+        if not min_noise > 0:
+            raise ValueError(f"min_noise must be positive; got {min_noise!r}.")
         self.kernel = make_kernel(kernel) if isinstance(kernel, str) else kernel
         self.n_restarts = n_restarts
         self.seed = seed
         self.warm_start = warm_start
         self.max_iter = max_iter
+        self.min_noise = min_noise
 
     # -- fitting -------------------------------------------------------------------------
     def fit(
@@ -145,7 +154,7 @@ class ExactGP(Surrogate):
 
         def loss_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
             vector = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
-            loss = -self._log_posterior(unpack(vector)) / len(self.z_)
+            loss = -self._log_posterior(unpack(vector))[0] / len(self.z_)
             loss.backward()
             grad = vector.grad.numpy()  # type: ignore[union-attr]
             if not (np.isfinite(loss.item()) and np.all(np.isfinite(grad))):
@@ -171,10 +180,14 @@ class ExactGP(Surrogate):
         if best is None:
             _logger.warning("GP hyperparameter fit failed from every start; using the defaults.")
             return self._default_params()
-        self.log_marginal_likelihood_ = -best[0] * len(self.z_)
-        return unpack(torch.as_tensor(best[1], dtype=torch.float64))
+        params = unpack(torch.as_tensor(best[1], dtype=torch.float64))
+        with torch.no_grad():
+            log_posterior, log_ml = self._log_posterior(params)
+        self.log_posterior_, self.log_marginal_likelihood_ = float(log_posterior), float(log_ml)
+        return params
 
-    def _log_posterior(self, params: Params) -> torch.Tensor:
+    def _log_posterior(self, params: Params) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log marginal likelihood + log priors, log marginal likelihood) of ``z_``."""
         K = self._train_covariance(params)
         L = robust_cholesky(K, log=False)
         alpha = torch.cholesky_solve(self.z_[:, None], L)[:, 0]
@@ -185,18 +198,18 @@ class ExactGP(Surrogate):
             - 0.5 * n * math.log(2 * math.pi)
         )
         amplitude = torch.exp(params["log_amplitude"])[0]
-        noise = torch.exp(params["log_noise"])[0] + MIN_NOISE
-        return (
-            log_ml
-            + self.kernel.log_prior(params)
+        noise = torch.exp(params["log_noise"])[0] + self.min_noise
+        log_prior = (
+            self.kernel.log_prior(params)
             + _gamma_log_prior(amplitude, 2.0, 1.0)
             + _gamma_log_prior(noise, 1.1, 30.0)
         )
+        return log_ml + log_prior, log_ml
 
     def _train_covariance(self, params: Params) -> torch.Tensor:
         emb = self.kernel.embed(self.X_, self.active_, params, self.features_)
         amplitude = torch.exp(params["log_amplitude"])[0]
-        noise = torch.exp(params["log_noise"])[0] + MIN_NOISE
+        noise = torch.exp(params["log_noise"])[0] + self.min_noise
         K = amplitude * matern52(squared_distances(emb, emb))
         return K + noise * torch.eye(len(self.z_), dtype=torch.float64)
 
@@ -221,7 +234,9 @@ class ExactGP(Surrogate):
         return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
 
     def condition_on(self, X: np.ndarray, active: np.ndarray, y: np.ndarray) -> ExactGP:
-        other = ExactGP(self.kernel, self.n_restarts, self.seed, self.params_, self.max_iter)
+        other = ExactGP(
+            self.kernel, self.n_restarts, self.seed, self.params_, self.max_iter, self.min_noise
+        )
         other.features_ = self.features_
         other.y_mean_, other.y_std_ = self.y_mean_, self.y_std_
         other.params_ = self.params_

@@ -22,7 +22,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from condsamplers.kernels import KERNELS
-from condsamplers.models.gp import ExactGP
+from condsamplers.models.gp import MIN_NOISE, ExactGP
 from condsamplers.space import FeatureSpec
 
 __all__ = ["CondGPRegressor"]
@@ -46,6 +46,9 @@ class CondGPRegressor(RegressorMixin, BaseEstimator):
         categorical_features: indices of the columns that hold category codes (non-negative
             integers, ``NaN`` when inactive); ``None``: every column is numerical.
         random_state: seed (int, ``RandomState`` or ``None``) of the random restarts.
+        min_noise: floor of the noise variance in units of the standardised ``y`` (like
+            scikit-learn's ``alpha``); raise it (e.g. to 0.03) for noisy data whose fit would
+            otherwise interpolate.
 
     Attributes:
         model_: the fitted :class:`~condsamplers.models.gp.ExactGP`.
@@ -73,11 +76,13 @@ class CondGPRegressor(RegressorMixin, BaseEstimator):
         n_restarts: int = 2,
         categorical_features: Sequence[int] | None = None,
         random_state: int | np.random.RandomState | None = None,
+        min_noise: float = MIN_NOISE,
     ) -> None:
         self.kernel = kernel
         self.n_restarts = n_restarts
         self.categorical_features = categorical_features
         self.random_state = random_state
+        self.min_noise = min_noise
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -95,7 +100,12 @@ class CondGPRegressor(RegressorMixin, BaseEstimator):
         self._fit_encoding(X)
         X_enc, active = self._encode(X)
         seed = int(check_random_state(self.random_state).randint(2**31))
-        self.model_ = ExactGP(kernel=self.kernel, n_restarts=int(self.n_restarts), seed=seed)
+        self.model_ = ExactGP(
+            kernel=self.kernel,
+            n_restarts=int(self.n_restarts),
+            seed=seed,
+            min_noise=float(self.min_noise),
+        )
         self.model_.fit(X_enc, active, y, self.features_)
         return self
 
@@ -108,6 +118,9 @@ class CondGPRegressor(RegressorMixin, BaseEstimator):
         n = self.n_restarts
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
             raise ValueError(f"CondGPRegressor: n_restarts={n!r} must be a non-negative integer.")
+        noise = self.min_noise
+        if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not noise > 0:
+            raise ValueError(f"CondGPRegressor: min_noise={noise!r} must be a positive number.")
 
     def _categorical_mask(self, n_features: int) -> np.ndarray:
         """Boolean mask of the columns named by ``categorical_features`` (validated)."""
