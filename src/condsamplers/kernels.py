@@ -64,9 +64,9 @@ class EmbeddingKernel(abc.ABC):
     def log_prior(self, params: Params) -> torch.Tensor:
         """Log prior density of the hyperparameters (up to a constant).
 
-        Densities are evaluated at the constrained values (``omega``, ``rho``) and maximised
-        over the raw parameters without a change-of-variables term, as Optuna does, so the MAP
-        estimate sits where the prior density peaks (``omega = 1``, ``rho = 1/2``).
+        The priors on ``omega`` and ``rho`` are densities of the raw (log / logit) parameters
+        that are optimised, change of variables included; ``docs/design.md`` says why and what
+        the alternative measured.
         """
 
     def random_params(self, features: FeatureSpec, generator: torch.Generator) -> Params:
@@ -79,10 +79,10 @@ class EmbeddingKernel(abc.ABC):
 
 
 def _log_omega_prior(log_omega: torch.Tensor) -> torch.Tensor:
-    # Optuna's heuristic prior on inverse squared length scales, on omega^2 (optuna/_gp/prior.py):
-    # its mode is omega = 1.
+    # Optuna's heuristic prior on inverse squared length scales, on omega^2 (optuna/_gp/prior.py),
+    # as a density of log(omega^2) (Jacobian omega^2 included): mode at omega ~ 3.2.
     omega2 = torch.exp(2.0 * log_omega)
-    return -(0.1 / omega2 + 0.1 * omega2).sum()
+    return -(0.1 / omega2 + 0.1 * omega2).sum() + (2.0 * log_omega).sum()
 
 
 class MaternKernel(EmbeddingKernel):
@@ -159,11 +159,11 @@ class ArcKernel(EmbeddingKernel):
         return torch.cat(parts, dim=1)
 
     def log_prior(self, params: Params) -> torch.Tensor:
-        # Beta(2, 2) on rho: density rho (1 - rho).
+        # Beta(2, 2) on rho, as a density of logit(rho) (Jacobian included): rho^2 (1 - rho)^2.
         logit = params["logit_rho"]
         log_rho = torch.nn.functional.logsigmoid(logit)
         log_one_minus = torch.nn.functional.logsigmoid(-logit)
-        return _log_omega_prior(params["log_omega"]) + (log_rho + log_one_minus).sum()
+        return _log_omega_prior(params["log_omega"]) + 2.0 * (log_rho + log_one_minus).sum()
 
 
 KERNELS: dict[str, type[EmbeddingKernel]] = {"arc": ArcKernel, "matern": MaternKernel}
