@@ -35,7 +35,8 @@ def squared_distances(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return sq.clamp_min(0.0)
 
 
-def _one_hot(column: torch.Tensor, n_categories: int) -> torch.Tensor:
+def one_hot(column: torch.Tensor, n_categories: int) -> torch.Tensor:
+    """One-hot rows ``(n, n_categories)`` of a column of choice indices (no gradient)."""
     index = column.detach().round().long().clamp(0, n_categories - 1)
     return torch.nn.functional.one_hot(index, n_categories).to(column.dtype)
 
@@ -78,7 +79,8 @@ class EmbeddingKernel(abc.ABC):
         }
 
 
-def _log_omega_prior(log_omega: torch.Tensor) -> torch.Tensor:
+def log_omega_prior(log_omega: torch.Tensor) -> torch.Tensor:
+    """Log prior of per-column inverse length scales ``omega``, as a density of ``log omega``."""
     # Optuna's heuristic prior on inverse squared length scales, on omega^2 (optuna/_gp/prior.py),
     # as a density of log(omega^2) (Jacobian omega^2 included): mode at omega ~ 3.2.
     omega2 = torch.exp(2.0 * log_omega)
@@ -108,11 +110,11 @@ class MaternKernel(EmbeddingKernel):
             parts.append(X[:, numerical] * omega[numerical])
         for i, k in enumerate(features.n_categories.tolist()):
             if k > 0:
-                parts.append(_one_hot(X[:, i], k) * (omega[i] / math.sqrt(2.0)))
+                parts.append(one_hot(X[:, i], k) * (omega[i] / math.sqrt(2.0)))
         return torch.cat(parts, dim=1)
 
     def log_prior(self, params: Params) -> torch.Tensor:
-        return _log_omega_prior(params["log_omega"])
+        return log_omega_prior(params["log_omega"])
 
 
 class ArcKernel(EmbeddingKernel):
@@ -153,7 +155,7 @@ class ArcKernel(EmbeddingKernel):
             parts += [scale * torch.sin(angle), scale * torch.cos(angle)]
         for i, k in enumerate(features.n_categories.tolist()):
             if k > 0:
-                onehot = _one_hot(X[:, i], k) * rho[i]
+                onehot = one_hot(X[:, i], k) * rho[i]
                 radial = torch.sqrt(1.0 - rho[i] ** 2).expand(X.shape[0], 1)
                 parts.append(torch.cat([onehot, radial], dim=1) * (omega[i] * on[:, i : i + 1]))
         return torch.cat(parts, dim=1)
@@ -163,7 +165,7 @@ class ArcKernel(EmbeddingKernel):
         logit = params["logit_rho"]
         log_rho = torch.nn.functional.logsigmoid(logit)
         log_one_minus = torch.nn.functional.logsigmoid(-logit)
-        return _log_omega_prior(params["log_omega"]) + 2.0 * (log_rho + log_one_minus).sum()
+        return log_omega_prior(params["log_omega"]) + 2.0 * (log_rho + log_one_minus).sum()
 
 
 KERNELS: dict[str, type[EmbeddingKernel]] = {"arc": ArcKernel, "matern": MaternKernel}

@@ -54,9 +54,13 @@ class FeatureSpec:
     Attributes:
         n_categories: for each column, the number of categories of a categorical column, or 0
             for a numerical column (already scaled to [0, 1]).
+        leaf_patterns: the paths of the tree as sets of active column indices, when known (a
+            structure-aware model such as the tree GP builds on them; paths never observed
+            included). ``None``: a model takes the distinct active patterns of its data.
     """
 
     n_categories: np.ndarray
+    leaf_patterns: tuple[frozenset[int], ...] | None = None
 
     @property
     def is_categorical(self) -> np.ndarray:
@@ -232,6 +236,7 @@ class ConditionalSpace:
     def __init__(self, nodes: Sequence[ParamNode]) -> None:
         self.nodes: list[ParamNode] = _topological(nodes)
         self.index: dict[str, int] = {n.key: i for i, n in enumerate(self.nodes)}
+        paths = self.paths()
         self.features = FeatureSpec(
             np.array(
                 [
@@ -241,7 +246,10 @@ class ConditionalSpace:
                     for n in self.nodes
                 ],
                 dtype=int,
-            )
+            ),
+            leaf_patterns=None
+            if paths is None
+            else tuple(frozenset(self.index[k] for k in path.active) for path in paths),
         )
         #: trial numbers left out of the model (a value outside a changed distribution).
         self.excluded_trials: set[int] = set()

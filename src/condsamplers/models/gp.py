@@ -14,47 +14,23 @@ import logging
 import math
 
 import numpy as np
-import scipy.optimize
 import torch
 
 from condsamplers.kernels import EmbeddingKernel, Params, make_kernel, matern52, squared_distances
 from condsamplers.models.base import Surrogate
+from condsamplers.models.fitting import (
+    MIN_NOISE,
+    NumericalError,
+    gamma_log_prior,
+    maximise_log_posterior,
+    robust_cholesky,
+    standardise,
+)
 from condsamplers.space import FeatureSpec
 
+__all__ = ["MIN_NOISE", "ExactGP", "NumericalError", "robust_cholesky"]
+
 _logger = logging.getLogger(__name__)
-
-MIN_NOISE = 1e-6
-_MAX_JITTER_TRIES = 6
-
-
-class NumericalError(RuntimeError):
-    """A kernel matrix stayed non positive definite after jitter."""
-
-
-def robust_cholesky(K: torch.Tensor, log: bool = True) -> torch.Tensor:
-    """Cholesky factor of ``K``, adding diagonal jitter (logged) until it succeeds."""
-    L, info = torch.linalg.cholesky_ex(K)
-    if int(info) == 0:
-        return L
-    eye = torch.eye(K.shape[0], dtype=K.dtype)
-    jitter = 1e-8 * float(K.diagonal().mean().detach().clamp_min(1e-12))
-    for _ in range(_MAX_JITTER_TRIES):
-        L, info = torch.linalg.cholesky_ex(K + jitter * eye)
-        if int(info) == 0:
-            if log:
-                _logger.warning(
-                    "Kernel matrix was not positive definite; added jitter %.1e to its diagonal.",
-                    jitter,
-                )
-            return L
-        jitter *= 10.0
-    raise NumericalError(
-        f"Kernel matrix is not positive definite even with jitter {jitter / 10:.1e}."
-    )
-
-
-def _gamma_log_prior(x: torch.Tensor, concentration: float, rate: float) -> torch.Tensor:
-    return (concentration - 1.0) * torch.log(x) - rate * x
 
 
 class ExactGP(Surrogate):
@@ -97,18 +73,10 @@ class ExactGP(Surrogate):
     def fit(
         self, X: np.ndarray, active: np.ndarray, y: np.ndarray, features: FeatureSpec
     ) -> ExactGP:
-        y = np.asarray(y, dtype=float)
-        if X.shape[0] == 0:
-            raise ValueError("ExactGP.fit needs at least one observation.")
-        if not np.all(np.isfinite(y)):
-            raise ValueError("ExactGP.fit: y contains NaN or inf; filter or clip it first.")
+        self.z_, self.y_mean_, self.y_std_ = standardise(y, "ExactGP")
         self.features_ = features
-        self.y_mean_ = float(y.mean())
-        std = float(y.std())
-        self.y_std_ = std if std > 1e-12 * max(1.0, abs(self.y_mean_)) else 1.0
         self.X_ = torch.as_tensor(X, dtype=torch.float64)
         self.active_ = torch.as_tensor(active, dtype=torch.bool)
-        self.z_ = torch.as_tensor((y - self.y_mean_) / self.y_std_, dtype=torch.float64)
         self.params_ = self._optimise_hyperparameters()
         self._factorise()
         return self
@@ -144,43 +112,12 @@ class ExactGP(Surrogate):
         return starts
 
     def _optimise_hyperparameters(self) -> Params:
-        keys = sorted(self._default_params())
-        shapes = {k: v.shape for k, v in self._default_params().items()}
-        sizes = [int(np.prod(shapes[k])) for k in keys]
-
-        def unpack(vector: torch.Tensor) -> Params:
-            parts = torch.split(vector, sizes)
-            return {k: p.reshape(shapes[k]) for k, p in zip(keys, parts, strict=True)}
-
-        def loss_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
-            vector = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
-            loss = -self._log_posterior(unpack(vector))[0] / len(self.z_)
-            loss.backward()
-            grad = vector.grad.numpy()  # type: ignore[union-attr]
-            if not (np.isfinite(loss.item()) and np.all(np.isfinite(grad))):
-                return 1e10, np.zeros_like(flat)
-            return loss.item(), grad
-
-        best: tuple[float, np.ndarray] | None = None
-        for start in self._starts():
-            x0 = torch.cat([start[k].reshape(-1) for k in keys]).numpy()
-            try:
-                result = scipy.optimize.minimize(
-                    loss_and_grad,
-                    x0,
-                    jac=True,
-                    method="L-BFGS-B",
-                    bounds=[(-12.0, 12.0)] * len(x0),
-                    options={"maxiter": self.max_iter, "gtol": 1e-4},
-                )
-            except NumericalError:
-                continue
-            if np.isfinite(result.fun) and (best is None or result.fun < best[0]):
-                best = (float(result.fun), result.x)
-        if best is None:
+        params = maximise_log_posterior(
+            lambda p: self._log_posterior(p)[0], self._starts(), len(self.z_), self.max_iter
+        )
+        if params is None:
             _logger.warning("GP hyperparameter fit failed from every start; using the defaults.")
-            return self._default_params()
-        params = unpack(torch.as_tensor(best[1], dtype=torch.float64))
+            params = self._default_params()
         with torch.no_grad():
             log_posterior, log_ml = self._log_posterior(params)
         self.log_posterior_, self.log_marginal_likelihood_ = float(log_posterior), float(log_ml)
@@ -201,8 +138,8 @@ class ExactGP(Surrogate):
         noise = torch.exp(params["log_noise"])[0] + self.min_noise
         log_prior = (
             self.kernel.log_prior(params)
-            + _gamma_log_prior(amplitude, 2.0, 1.0)
-            + _gamma_log_prior(noise, 1.1, 30.0)
+            + gamma_log_prior(amplitude, 2.0, 1.0)
+            + gamma_log_prior(noise, 1.1, 30.0)
         )
         return log_ml + log_prior, log_ml
 

@@ -1,0 +1,132 @@
+"""What every GP-type model needs to fit its hyperparameters: standardised targets, the
+priors, the Cholesky with jitter, and a MAP search by L-BFGS-B from several starts.
+
+Hyperparameters are unconstrained ("raw") torch tensors in a dict; a model supplies its log
+posterior as a function of that dict (Rasmussen & Williams 2006, eq. 2.30 plus log priors).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import numpy as np
+import scipy.optimize
+import torch
+
+_logger = logging.getLogger("condsamplers.models")
+
+Params = dict[str, torch.Tensor]
+
+#: Floor of the noise variance, in units of the standardised ``y``.
+MIN_NOISE = 1e-6
+#: Bounds of every raw hyperparameter in the L-BFGS-B search.
+RAW_BOUND = 12.0
+_MAX_JITTER_TRIES = 6
+
+
+class NumericalError(RuntimeError):
+    """A kernel matrix stayed non positive definite after jitter."""
+
+
+def robust_cholesky(K: torch.Tensor, log: bool = True) -> torch.Tensor:
+    """Cholesky factor of ``K``, adding diagonal jitter (logged) until it succeeds."""
+    L, info = torch.linalg.cholesky_ex(K)
+    if int(info) == 0:
+        return L
+    eye = torch.eye(K.shape[0], dtype=K.dtype)
+    jitter = 1e-8 * float(K.diagonal().mean().detach().clamp_min(1e-12))
+    for _ in range(_MAX_JITTER_TRIES):
+        L, info = torch.linalg.cholesky_ex(K + jitter * eye)
+        if int(info) == 0:
+            if log:
+                _logger.warning(
+                    "Kernel matrix was not positive definite; added jitter %.1e to its diagonal.",
+                    jitter,
+                )
+            return L
+        jitter *= 10.0
+    raise NumericalError(
+        f"Kernel matrix is not positive definite even with jitter {jitter / 10:.1e}."
+    )
+
+
+def gamma_log_prior(x: torch.Tensor, concentration: float, rate: float) -> torch.Tensor:
+    """Log density of Gamma(concentration, rate) at ``x``, up to a constant."""
+    return (concentration - 1.0) * torch.log(x) - rate * x
+
+
+def standardise(y: np.ndarray, model_name: str) -> tuple[torch.Tensor, float, float]:
+    """``(z, mean, std)`` with ``z = (y - mean) / std``; a constant ``y`` keeps ``std = 1``."""
+    y = np.asarray(y, dtype=float)
+    if y.shape[0] == 0:
+        raise ValueError(f"{model_name}.fit needs at least one observation.")
+    if not np.all(np.isfinite(y)):
+        raise ValueError(f"{model_name}.fit: y contains NaN or inf; filter or clip it first.")
+    mean = float(y.mean())
+    std = float(y.std())
+    std = std if std > 1e-12 * max(1.0, abs(mean)) else 1.0
+    return torch.as_tensor((y - mean) / std, dtype=torch.float64), mean, std
+
+
+def random_restarts(default: Params, n: int, seed: int | None) -> list[Params]:
+    """``n`` starts drawn as the defaults plus standard normal noise on every raw value."""
+    generator = torch.Generator().manual_seed(0 if seed is None else int(seed))
+    return [
+        {
+            k: v + torch.randn(v.shape, generator=generator, dtype=v.dtype)
+            for k, v in default.items()
+        }
+        for _ in range(n)
+    ]
+
+
+def maximise_log_posterior(
+    log_posterior: Callable[[Params], torch.Tensor],
+    starts: list[Params],
+    n_observations: int,
+    max_iter: int,
+) -> Params | None:
+    """MAP hyperparameters: L-BFGS-B on ``-log_posterior / n`` from each start, best kept.
+
+    A start whose evaluation fails (non-PD matrix, non-finite value) is abandoned; ``None`` if
+    every start failed.
+    """
+    template = starts[0]
+    keys = sorted(template)
+    shapes = {k: template[k].shape for k in keys}
+    sizes = [int(np.prod(shapes[k])) for k in keys]
+
+    def unpack(vector: torch.Tensor) -> Params:
+        parts = torch.split(vector, sizes)
+        return {k: p.reshape(shapes[k]) for k, p in zip(keys, parts, strict=True)}
+
+    def loss_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        vector = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
+        loss = -log_posterior(unpack(vector)) / n_observations
+        loss.backward()
+        grad = vector.grad.numpy()  # type: ignore[union-attr]
+        if not (np.isfinite(loss.item()) and np.all(np.isfinite(grad))):
+            return 1e10, np.zeros_like(flat)
+        return loss.item(), grad
+
+    best: tuple[float, np.ndarray] | None = None
+    for start in starts:
+        x0 = torch.cat([start[k].reshape(-1) for k in keys]).numpy()
+        try:
+            result = scipy.optimize.minimize(
+                loss_and_grad,
+                x0,
+                jac=True,
+                method="L-BFGS-B",
+                bounds=[(-RAW_BOUND, RAW_BOUND)] * len(x0),
+                options={"maxiter": max_iter, "gtol": 1e-4},
+            )
+        except NumericalError:
+            continue
+        usable = np.isfinite(result.fun) and result.fun < 1e10
+        if usable and (best is None or result.fun < best[0]):
+            best = (float(result.fun), result.x)
+    if best is None:
+        return None
+    return unpack(torch.as_tensor(best[1], dtype=torch.float64))

@@ -1,0 +1,549 @@
+"""The tree-structured semi-parametric GP of Jenatton, Archambeau, Gonzalez & Seeger (ICML 2017).
+
+Model (eq. 1, with the random *linear* inner-node functions of sec. 2.4)::
+
+    c ~ N(0, Sigma_c)                      weights of the inner nodes, Sigma_c diagonal
+    g_p ~ GP(b_p, K_p)                     one GP per leaf (path) p, Matern-5/2
+    y_i = g_{p_i}(x_i) + z(x_i)^T c + eps_i,   eps_i ~ N(0, sigma^2)
+
+``z(x)`` concatenates the feature vectors ``r_v(x)`` of the inner nodes ``v`` on the path of
+``x`` (zeros for the other nodes): an intercept 1 (sec. 2.1) and the values of the *shared*
+parameters that live at ``v`` (sec. 2.4; numerical columns centred, ``x - 1/2``, categorical
+ones one-hot).
+
+**The tree from a conditional space.** A leaf is a path of the inferred tree, i.e. a set of
+active columns (``FeatureSpec.leaf_patterns``, else the distinct active patterns of the data).
+For a column ``j`` let ``P(j)`` be the set of leaves on which it is active. Every distinct
+``P(j)`` with two leaves or more is an inner node, whose shared parameters are the columns with
+that ``P(j)``; the root (all leaves) always exists. This recovers the paper's trees: in the
+small tree of its Fig. 1, ``x1`` is at the root, ``{x2, r8}`` at the node ``x1 = 0``, and the leaf
+variables ``x4 .. x7`` at the leaves; for nested layers (``units_i`` active iff ``depth >= i``)
+it gives the chain of its Fig. 3 (bottom). A point is on inner node ``v`` when one of ``v``'s
+columns is active (the root: always), so the model also scores active patterns it never saw.
+
+**Leaf inputs.** ``leaf_inputs="path"`` (default): ``g_p`` is a GP over every column active on
+path ``p``, so shared parameters act non-linearly within a leaf and linearly (through ``c``)
+across leaves; ``"leaf"``: only the columns that live at ``p`` alone, as in the paper's
+experiments (shared parameters then act linearly only). Length scales are per column and
+shared by the leaves where the column appears; the signal variance ``s`` and the noise are
+shared; the offsets ``b_p`` are per leaf.
+
+**Inference** (sec. 2.2-2.3), on standardised ``y``, with ``M_p = K_p + sigma^2 I``,
+``r_p = y_p - b_p`` and ``Z_p`` the feature rows of leaf ``p``::
+
+    Lambda_c = Sigma_c^-1 + sum_p Z_p^T M_p^-1 Z_p,      f_c = sum_p Z_p^T M_p^-1 r_p
+    log P(y) = -1/2 sum_p r_p^T M_p^-1 r_p + 1/2 f_c^T Lambda_c^-1 f_c
+               -1/2 sum_p log|M_p| - 1/2 log|Sigma_c| - 1/2 log|Lambda_c| - n/2 log 2 pi
+
+(eq. 3, written with Woodbury's identity and the determinant lemma), all through Cholesky
+factors: ``O(V^3 + sum_p n_p^3)``. It equals the log density of the joint GP of eq. 4,
+``N(y; b, Z Sigma_c Z^T + K_block + sigma^2 I)``; ``tests/test_tree_gp.py`` checks this to 1e-8.
+Hyperparameters (length scales, ``s``, ``b_p``, ``Sigma_c``, ``sigma^2``) maximise ``log P(y)``
+plus log priors: the length-scale prior of :func:`~condsamplers.kernels.log_omega_prior`,
+Gamma(2, 1) on ``s`` and on each variance of ``Sigma_c``, Gamma(1.1, 30) on ``sigma^2``,
+N(0, 1) on each ``b_p`` (so an offset is defined, 0, for a leaf without data).
+
+**Prediction** (sec. 3.2): the posterior of ``g_p(x) + z(x)^T c`` has mean
+``k_p(x)^T M_p^-1 r_p + t_p(x)^T Lambda_c^-1 f_c + b_p`` and variance
+``S_p(x, x) + t_p(x)^T Lambda_c^-1 t_p(x)`` with ``t_p(x) = z(x) - Z_p^T M_p^-1 k_p(x)``
+(:meth:`TreeGP.posterior`); the *path* posterior of ``b_p + z(x)^T c`` used by the path EI of
+eq. 6 is :meth:`TreeGP.path_posterior`. ``independent=True`` fixes ``c = 0``: independent GPs
+per leaf, the paper's ``independent`` baseline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from condsamplers.kernels import MaternKernel, log_omega_prior, matern52, one_hot
+from condsamplers.models.base import Surrogate
+from condsamplers.models.fitting import (
+    MIN_NOISE,
+    Params,
+    gamma_log_prior,
+    maximise_log_posterior,
+    random_restarts,
+    robust_cholesky,
+    standardise,
+)
+from condsamplers.space import FeatureSpec
+
+_logger = logging.getLogger(__name__)
+
+LEAF_INPUTS = ("path", "leaf")
+
+
+@dataclasses.dataclass(frozen=True)
+class InnerNode:
+    """An inner node of the tree: the leaves below it and the columns that live there."""
+
+    leaves: frozenset[int]
+    columns: tuple[int, ...]
+    is_root: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeStructure:
+    """Leaves (active column sets) and inner nodes (root first) of Jenatton's tree.
+
+    ``leaf_columns[p]`` are the inputs of leaf ``p``'s GP. Leaves may be appended later
+    (:meth:`with_leaves`, a pattern first seen among running trials) without changing the inner
+    nodes; a new leaf is on every inner node one of whose columns it activates.
+    """
+
+    leaves: tuple[frozenset[int], ...]
+    inner_nodes: tuple[InnerNode, ...]
+    leaf_columns: tuple[tuple[int, ...], ...]
+    leaf_inputs: str
+
+    @classmethod
+    def from_leaves(
+        cls, leaves: Iterable[frozenset[int]], n_features: int, leaf_inputs: str = "path"
+    ) -> TreeStructure:
+        """Inner nodes are the distinct sets ``P(j)`` of leaves of each column (see module)."""
+        leaves = tuple(dict.fromkeys(frozenset(leaf) for leaf in leaves))
+        by_leaf_set: dict[frozenset[int], list[int]] = {}
+        for j in range(n_features):
+            on = frozenset(p for p, leaf in enumerate(leaves) if j in leaf)
+            if len(on) >= 2:
+                by_leaf_set.setdefault(on, []).append(j)
+        everything = frozenset(range(len(leaves)))
+        root = InnerNode(everything, tuple(by_leaf_set.pop(everything, [])), is_root=True)
+        others = sorted(by_leaf_set.items(), key=lambda item: (-len(item[0]), item[1]))
+        inner = (root, *(InnerNode(on, tuple(cols)) for on, cols in others))
+        structure = cls((), inner, (), leaf_inputs)
+        return structure.with_leaves(leaves)
+
+    def with_leaves(self, extra: Iterable[frozenset[int]]) -> TreeStructure:
+        """The same inner nodes, with the patterns of ``extra`` not yet known as new leaves."""
+        leaves = list(self.leaves)
+        for leaf in extra:
+            if leaf not in leaves:
+                leaves.append(frozenset(leaf))
+        shared = {j for node in self.inner_nodes for j in node.columns}
+        if self.leaf_inputs == "path":
+            columns = [tuple(sorted(leaf)) for leaf in leaves]
+        else:
+            columns = [tuple(sorted(leaf - shared)) for leaf in leaves]
+        return dataclasses.replace(self, leaves=tuple(leaves), leaf_columns=tuple(columns))
+
+    def leaf_index(self, active: np.ndarray) -> np.ndarray:
+        """Leaf of each row of ``active`` (``-1``: a pattern that is no known leaf)."""
+        lookup = {leaf: p for p, leaf in enumerate(self.leaves)}
+        return np.array(
+            [lookup.get(frozenset(np.flatnonzero(row).tolist()), -1) for row in active],
+            dtype=int,
+        )
+
+    def describe(self, names: Sequence[str] | None = None) -> str:
+        """The inner nodes and the leaves, one a line (column names if given)."""
+
+        def show(columns: Iterable[int]) -> str:
+            cols = [names[j] if names else str(j) for j in columns]
+            return "{" + ", ".join(cols) + "}"
+
+        lines = []
+        for v, node in enumerate(self.inner_nodes):
+            kind = "root" if node.is_root else f"inner {v}"
+            lines.append(f"{kind}: shared {show(node.columns)} over leaves {sorted(node.leaves)}")
+        for p, columns in enumerate(self.leaf_columns):
+            lines.append(f"leaf {p}: GP over {show(columns)}")
+        return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Features:
+    """Layout of ``z(x)``: for each feature its variance group (one per intercept/column)."""
+
+    groups: np.ndarray
+    group_keys: tuple[tuple[tuple[int, ...], int | None], ...]
+
+    @property
+    def n_features(self) -> int:
+        return len(self.groups)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.group_keys)
+
+
+def _feature_layout(structure: TreeStructure, features: FeatureSpec) -> _Features:
+    groups: list[int] = []
+    keys: list[tuple[tuple[int, ...], int | None]] = []
+    for node in structure.inner_nodes:
+        node_key = tuple(sorted(node.leaves)) if node.is_root else node.columns
+        keys.append((node_key, None))
+        groups.append(len(keys) - 1)
+        for j in node.columns:
+            keys.append((node_key, j))
+            groups += [len(keys) - 1] * max(1, int(features.n_categories[j]))
+    return _Features(np.array(groups, dtype=int), tuple(keys))
+
+
+def inner_features(
+    structure: TreeStructure, features: FeatureSpec, X: torch.Tensor, active: torch.Tensor
+) -> torch.Tensor:
+    """``z(x)`` of each row (sec. 2.4): per inner node on the path, ``[1, r_v(x)]``; zeros off it.
+
+    Differentiable in the numerical columns of ``X``.
+    """
+    on = active.to(X.dtype)
+    parts = []
+    for node in structure.inner_nodes:
+        if node.is_root:
+            member = torch.ones(X.shape[0], dtype=X.dtype)
+        elif node.columns:
+            member = on[:, list(node.columns)].amax(dim=1)
+        else:
+            member = torch.zeros(X.shape[0], dtype=X.dtype)
+        parts.append(member[:, None])
+        for j in node.columns:
+            k = int(features.n_categories[j])
+            if k > 0:
+                parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
+            else:
+                parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
+    return torch.cat(parts, dim=1)
+
+
+class TreeGP(Surrogate):
+    """Jenatton et al. (2017) tree GP: leaf GPs plus random linear inner-node functions.
+
+    See the module docstring for the model, eq. 1-4 of the paper and how the tree is built.
+
+    Args:
+        leaf_inputs: ``"path"`` (leaf GP over every column active on the path) or ``"leaf"``
+            (only the columns of that leaf alone, the paper's setting).
+        independent: ``c = 0``, independent GPs per leaf (the paper's baseline).
+        n_restarts: random restarts of a cold hyperparameter fit.
+        seed: seed of the random restarts.
+        warm_start: what :meth:`warm_start_state` returned after a previous fit.
+        max_iter: L-BFGS-B iterations per start.
+        min_noise: floor of the noise variance (standardised units).
+
+    Attributes (after ``fit``): ``structure_`` (:class:`TreeStructure`), ``params_``,
+    ``log_marginal_likelihood_`` (eq. 3 at ``params_``, standardised ``y``),
+    ``log_posterior_`` (plus the log priors: what the fit maximises).
+    """
+
+    def __init__(
+        self,
+        leaf_inputs: str = "path",
+        independent: bool = False,
+        n_restarts: int = 2,
+        seed: int | None = None,
+        warm_start: dict[str, Any] | None = None,
+        max_iter: int = 200,
+        min_noise: float = MIN_NOISE,
+    ) -> None:
+        if leaf_inputs not in LEAF_INPUTS:
+            raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
+        if not min_noise > 0:
+            raise ValueError(f"min_noise must be positive; got {min_noise!r}.")
+        self.leaf_inputs = leaf_inputs
+        self.independent = independent
+        self.n_restarts = n_restarts
+        self.seed = seed
+        self.warm_start = warm_start
+        self.max_iter = max_iter
+        self.min_noise = min_noise
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(
+        self, X: np.ndarray, active: np.ndarray, y: np.ndarray, features: FeatureSpec
+    ) -> TreeGP:
+        z, self.y_mean_, self.y_std_ = standardise(y, "TreeGP")
+        active = np.asarray(active, dtype=bool)
+        observed = [frozenset(np.flatnonzero(row).tolist()) for row in active]
+        known = features.leaf_patterns or ()
+        self.features_ = features
+        self.structure_ = TreeStructure.from_leaves(
+            [*known, *observed], features.n_features, self.leaf_inputs
+        )
+        self.layout_ = _feature_layout(self.structure_, features)
+        self._set_data(X, active, z)
+        self.params_ = self._optimise_hyperparameters()
+        self._factorise()
+        return self
+
+    def _set_data(self, X: np.ndarray, active: np.ndarray, z: torch.Tensor) -> None:
+        self.X_ = torch.as_tensor(X, dtype=torch.float64)
+        self.active_ = torch.as_tensor(active, dtype=torch.bool)
+        self.z_ = z
+        self.masks_: dict[int, torch.Tensor] = {}
+        self.leaf_of_ = self.structure_.leaf_index(np.asarray(active, dtype=bool))
+        self.Z_ = self.inner_features(self.X_, self.active_).detach()
+        self.rows_ = {
+            int(p): torch.as_tensor(np.flatnonzero(self.leaf_of_ == p))
+            for p in np.unique(self.leaf_of_)
+        }
+
+    @property
+    def n_leaves(self) -> int:
+        return len(self.structure_.leaves)
+
+    def inner_features(self, X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        """``z(x)`` of each row; an empty ``(n, 0)`` matrix for the independent model."""
+        if self.independent:
+            return torch.zeros((X.shape[0], 0), dtype=torch.float64)
+        return inner_features(self.structure_, self.features_, X, active)
+
+    def _default_params(self) -> Params:
+        d = self.features_.n_features
+        offsets = torch.zeros(self.n_leaves, dtype=torch.float64)
+        for p, rows in getattr(self, "rows_", {}).items():
+            offsets[p] = self.z_[rows].mean()
+        params = {
+            "log_omega": torch.zeros(d, dtype=torch.float64),
+            "log_amplitude": torch.zeros(1, dtype=torch.float64),
+            "log_noise": torch.tensor([math.log(1e-2)], dtype=torch.float64),
+            "offsets": offsets,
+        }
+        if not self.independent:
+            params["log_variance_c"] = torch.zeros(self.layout_.n_groups, dtype=torch.float64)
+        return params
+
+    def _starts(self) -> list[Params]:
+        default = self._default_params()
+        warm = self._warm_params(default)
+        if warm is not None:
+            return [warm, default]
+        return [default, *random_restarts(default, self.n_restarts, self.seed)]
+
+    def warm_start_state(self) -> dict[str, Any]:
+        """What the next fit needs to start from this one (hyperparameters by meaning)."""
+        return {
+            "params": {k: v.detach().clone() for k, v in self.params_.items()},
+            "leaves": self.structure_.leaves,
+            "group_keys": self.layout_.group_keys,
+        }
+
+    def _warm_params(self, default: Params) -> Params | None:
+        """The previous fit's values, matched by leaf / feature group; ``None`` if unusable."""
+        state = self.warm_start
+        if not state or state["params"]["log_omega"].shape != default["log_omega"].shape:
+            return None
+        old = state["params"]
+        params = {k: old[k].clone() if k in old else v.clone() for k, v in default.items()}
+        old_leaf = {leaf: p for p, leaf in enumerate(state["leaves"])}
+        for p, leaf in enumerate(self.structure_.leaves):
+            if leaf in old_leaf:
+                params["offsets"][p] = old["offsets"][old_leaf[leaf]]
+            else:
+                params["offsets"][p] = default["offsets"][p]
+        if not self.independent and "log_variance_c" in old:
+            old_group = {key: g for g, key in enumerate(state["group_keys"])}
+            params["log_variance_c"] = torch.stack(
+                [
+                    old["log_variance_c"][old_group[key]]
+                    if key in old_group
+                    else default["log_variance_c"][g]
+                    for g, key in enumerate(self.layout_.group_keys)
+                ]
+            )
+        return params
+
+    def _optimise_hyperparameters(self) -> Params:
+        params = maximise_log_posterior(
+            self._log_posterior, self._starts(), len(self.z_), self.max_iter
+        )
+        if params is None:
+            _logger.warning("Tree GP hyperparameter fit failed from every start; using defaults.")
+            params = self._default_params()
+        with torch.no_grad():
+            self.log_marginal_likelihood_ = float(self._log_evidence(params))
+            self.log_posterior_ = float(self._log_posterior(params))
+        return params
+
+    def _log_posterior(self, params: Params) -> torch.Tensor:
+        amplitude = torch.exp(params["log_amplitude"])[0]
+        noise = torch.exp(params["log_noise"])[0] + self.min_noise
+        log_prior = (
+            log_omega_prior(params["log_omega"])
+            + gamma_log_prior(amplitude, 2.0, 1.0)
+            + gamma_log_prior(noise, 1.1, 30.0)
+            - 0.5 * (params["offsets"] ** 2).sum()
+        )
+        if not self.independent:
+            variance = torch.exp(params["log_variance_c"])
+            log_prior = log_prior + gamma_log_prior(variance, 2.0, 1.0).sum()
+        return self._log_evidence(params) + log_prior
+
+    # -- the pieces of eq. 3 ---------------------------------------------------------------
+    def _embedding(self, X: torch.Tensor, active: torch.Tensor, params: Params) -> torch.Tensor:
+        """Matern embedding over all columns; a leaf's kernel uses only its own columns."""
+        return MaternKernel().embed(X, active, {"log_omega": params["log_omega"]}, self.features_)
+
+    def _leaf_covariance(
+        self, p: int, emb_a: torch.Tensor, emb_b: torch.Tensor, params: Params
+    ) -> torch.Tensor:
+        """``K_p`` between two sets of rows of leaf ``p`` (``s * matern52`` on its columns)."""
+        mask = self._leaf_embedding_mask(p)
+        a, b = emb_a * mask, emb_b * mask
+        sq = (a * a).sum(-1)[:, None] + (b * b).sum(-1)[None, :] - 2.0 * a @ b.T
+        return torch.exp(params["log_amplitude"])[0] * matern52(sq.clamp_min(0.0))
+
+    def _leaf_embedding_mask(self, p: int) -> torch.Tensor:
+        """Which embedding coordinates belong to leaf ``p``'s input columns."""
+        if p not in self.masks_:
+            # MaternKernel.embed lists numerical columns first, then each categorical one-hot.
+            n_categories = self.features_.n_categories
+            categorical = np.flatnonzero(n_categories > 0)
+            numerical = np.flatnonzero(n_categories == 0)
+            owner = np.concatenate([numerical, np.repeat(categorical, n_categories[categorical])])
+            keep = np.isin(owner, self.structure_.leaf_columns[p])
+            self.masks_[p] = torch.as_tensor(keep, dtype=torch.float64)
+        return self.masks_[p]
+
+    def _leaf_factors(self, params: Params) -> list[tuple[int, torch.Tensor, torch.Tensor]]:
+        """``(p, L_p, A_p)`` per leaf with data; ``A_p = L_p^-1 [r_p, Z_p]``."""
+        noise = torch.exp(params["log_noise"])[0] + self.min_noise
+        emb = self._embedding(self.X_, self.active_, params)
+        factors = []
+        for p, rows in self.rows_.items():
+            if p < 0:
+                continue
+            e = emb[rows]
+            K = self._leaf_covariance(p, e, e, params)
+            L = robust_cholesky(K + noise * torch.eye(len(rows), dtype=torch.float64), log=False)
+            r = self.z_[rows] - params["offsets"][p]
+            rhs = torch.cat([r[:, None], self.Z_[rows]], dim=1)
+            factors.append((p, L, torch.linalg.solve_triangular(L, rhs, upper=False)))
+        return factors
+
+    def _log_evidence(self, params: Params) -> torch.Tensor:
+        """``log P(y)`` of eq. 3 for the standardised ``y``."""
+        quad = torch.zeros((), dtype=torch.float64)
+        log_det = torch.zeros((), dtype=torch.float64)
+        d_c = self.Z_.shape[1]
+        f_c = torch.zeros(d_c, dtype=torch.float64)
+        gram = torch.zeros((d_c, d_c), dtype=torch.float64)
+        for _, L, A in self._leaf_factors(params):
+            quad = quad + A[:, 0] @ A[:, 0]
+            log_det = log_det + 2.0 * torch.log(L.diagonal()).sum()
+            f_c = f_c + A[:, 1:].T @ A[:, 0]
+            gram = gram + A[:, 1:].T @ A[:, 1:]
+        if d_c:
+            log_variance = params["log_variance_c"][torch.as_tensor(self.layout_.groups)]
+            L_c = robust_cholesky(torch.diag(torch.exp(-log_variance)) + gram, log=False)
+            u = torch.linalg.solve_triangular(L_c, f_c[:, None], upper=False)[:, 0]
+            quad = quad - u @ u
+            log_det = log_det + log_variance.sum() + 2.0 * torch.log(L_c.diagonal()).sum()
+        n = len(self.z_)
+        return -0.5 * quad - 0.5 * log_det - 0.5 * n * math.log(2.0 * math.pi)
+
+    def _factorise(self) -> None:
+        """Cache what prediction needs: per leaf ``L_p``, ``M_p^-1 r_p``, ``M_p^-1 Z_p``;
+        ``L`` of ``Lambda_c`` and the posterior mean ``mu_c = Lambda_c^-1 f_c``."""
+        with torch.no_grad():
+            params = self.params_
+            self.train_embedding_ = self._embedding(self.X_, self.active_, params)
+            self.leaf_cache_: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+            d_c = self.Z_.shape[1]
+            f_c = torch.zeros(d_c, dtype=torch.float64)
+            gram = torch.zeros((d_c, d_c), dtype=torch.float64)
+            for p, L, A in self._leaf_factors(params):
+                solved = torch.linalg.solve_triangular(L.T, A, upper=True)  # M_p^-1 [r_p, Z_p]
+                self.leaf_cache_[p] = (L, solved[:, 0], solved[:, 1:])
+                f_c = f_c + A[:, 1:].T @ A[:, 0]
+                gram = gram + A[:, 1:].T @ A[:, 1:]
+            if d_c:
+                groups = torch.as_tensor(self.layout_.groups)
+                self.variance_c_ = torch.exp(params["log_variance_c"][groups])
+                self.L_c_ = robust_cholesky(torch.diag(1.0 / self.variance_c_) + gram)
+                self.mu_c_ = torch.cholesky_solve(f_c[:, None], self.L_c_)[:, 0]
+            else:
+                self.variance_c_ = torch.zeros(0, dtype=torch.float64)
+                self.L_c_ = torch.zeros((0, 0), dtype=torch.float64)
+                self.mu_c_ = torch.zeros(0, dtype=torch.float64)
+
+    # -- prediction ----------------------------------------------------------------------
+    def _offsets_of(self, leaf: np.ndarray) -> torch.Tensor:
+        offsets = torch.cat([self.params_["offsets"], torch.zeros(1, dtype=torch.float64)])
+        return offsets[torch.as_tensor(np.where(leaf < 0, len(offsets) - 1, leaf))]
+
+    def _c_variance(self, T: torch.Tensor) -> torch.Tensor:
+        """``t^T Lambda_c^-1 t`` for each row ``t`` of ``T``."""
+        if T.shape[1] == 0:
+            return torch.zeros(T.shape[0], dtype=torch.float64)
+        v = torch.linalg.solve_triangular(self.L_c_, T.T, upper=False)
+        return (v * v).sum(0)
+
+    def posterior(
+        self, X: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and variance of ``g_p(x) + z(x)^T c`` (sec. 3.2), in the units of ``y``."""
+        leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
+        Z = self.inner_features(X, active)
+        emb = self._embedding(X, active, self.params_)
+        n = X.shape[0]
+        amplitude = torch.exp(self.params_["log_amplitude"])[0]
+        k_alpha = torch.zeros(n, dtype=torch.float64)
+        explained = torch.zeros(n, dtype=torch.float64)
+        k_W = torch.zeros_like(Z)
+        for p, (L, alpha, W) in self.leaf_cache_.items():
+            rows = torch.as_tensor(np.flatnonzero(leaf == p))
+            if len(rows) == 0:
+                continue
+            train = self.train_embedding_[self.rows_[p]]
+            k = self._leaf_covariance(p, emb[rows], train, self.params_)
+            v = torch.linalg.solve_triangular(L, k.T, upper=False)
+            k_alpha = k_alpha.index_put((rows,), k @ alpha)
+            explained = explained.index_put((rows,), (v * v).sum(0))
+            k_W = k_W.index_put((rows,), k @ W)
+        T = Z - k_W
+        mean = self._offsets_of(leaf) + k_alpha + T @ self.mu_c_
+        var = (amplitude - explained + self._c_variance(T)).clamp_min(1e-12)
+        return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
+
+    def path_posterior(
+        self, X: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and variance of ``b_p + z(x)^T c`` (the quantity of the path EI, eq. 6).
+
+        Depends on ``x`` only through the path and the shared parameters in ``z(x)``.
+        """
+        leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
+        Z = self.inner_features(X, active)
+        mean = self._offsets_of(leaf) + Z @ self.mu_c_
+        var = self._c_variance(Z).clamp_min(1e-12)
+        return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
+
+    @property
+    def has_path_posterior(self) -> bool:
+        """Whether the path EI is defined (not for the independent model, where c = 0)."""
+        return not self.independent
+
+    def condition_on(self, X: np.ndarray, active: np.ndarray, y: np.ndarray) -> TreeGP:
+        other = TreeGP(
+            self.leaf_inputs,
+            self.independent,
+            self.n_restarts,
+            self.seed,
+            self.warm_start,
+            self.max_iter,
+            self.min_noise,
+        )
+        other.y_mean_, other.y_std_ = self.y_mean_, self.y_std_
+        other.features_ = self.features_
+        active = np.asarray(active, dtype=bool)
+        other.structure_ = self.structure_.with_leaves(
+            frozenset(np.flatnonzero(row).tolist()) for row in active
+        )
+        other.layout_ = self.layout_
+        offsets = torch.zeros(other.n_leaves, dtype=torch.float64)
+        offsets[: self.n_leaves] = self.params_["offsets"]
+        other.params_ = {**self.params_, "offsets": offsets}
+        z_new = (torch.as_tensor(y, dtype=torch.float64) - self.y_mean_) / self.y_std_
+        X_all = np.concatenate([self.X_.numpy(), np.asarray(X, dtype=float)])
+        active_all = np.concatenate([self.active_.numpy(), active])
+        other._set_data(X_all, active_all, torch.cat([self.z_, z_new]))
+        other._factorise()
+        return other

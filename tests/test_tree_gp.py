@@ -1,0 +1,198 @@
+"""The tree GP (Jenatton et al. 2017) against a brute-force joint GP with the induced kernel.
+
+Eq. 4 of the paper: integrating out ``c`` gives ``y ~ N(b, Z Sigma_c Z^T + K_block + sigma^2 I)``.
+The brute force below builds that n x n matrix in numpy from the fitted hyperparameters and
+checks the model's marginal likelihood (eq. 3, computed leaf by leaf) and its posterior of
+``g_p(x) + z_p^T c`` (sec. 3.2) against it.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from condsamplers.models.tree_gp import TreeGP, TreeStructure
+from condsamplers.space import FeatureSpec
+
+# Columns: 0 categorical root (2 choices, branching), 1 numerical shared by leaves 0 and 1,
+# 2 numerical of leaf 0, 3 numerical of leaf 1, 4 categorical (3 choices) of leaf 2,
+# 5 numerical shared by every leaf. Leaf 3 is a path never observed.
+N_CATEGORIES = np.array([2, 0, 0, 0, 3, 0])
+LEAVES = (
+    frozenset({0, 1, 2, 5}),
+    frozenset({0, 1, 3, 5}),
+    frozenset({0, 4, 5}),
+    frozenset({0, 5}),
+)
+FEATURES = FeatureSpec(N_CATEGORIES, leaf_patterns=LEAVES)
+
+
+def _random_rows(rng: np.random.Generator, leaves: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    X = np.zeros((len(leaves), len(N_CATEGORIES)))
+    active = np.zeros_like(X, dtype=bool)
+    for i, p in enumerate(leaves):
+        for j in LEAVES[p]:
+            active[i, j] = True
+            k = N_CATEGORIES[j]
+            X[i, j] = rng.integers(k) if k else rng.random()
+        X[i, 0] = 0 if p in (0, 1) else 1
+    return X, active
+
+
+def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X, active = _random_rows(rng, [0] * 6 + [1] * 5 + [2] * 4)
+    y = np.sin(5 * X[:, 1]) + X[:, 2] ** 2 - X[:, 3] + 0.3 * X[:, 4] + X[:, 5]
+    return X, active, y + 0.05 * rng.standard_normal(len(y))
+
+
+def _leaf_kernel(model: TreeGP, Xa, la, Xb, lb) -> np.ndarray:
+    """Block-diagonal part: s * matern52 over the leaf's columns, 0 across leaves."""
+    omega = np.exp(model.params_["log_omega"].numpy())
+    s = math.exp(float(model.params_["log_amplitude"][0]))
+    K = np.zeros((len(Xa), len(Xb)))
+    for i in range(len(Xa)):
+        for k in range(len(Xb)):
+            if la[i] != lb[k] or la[i] < 0:
+                continue
+            r2 = 0.0
+            for j in model.structure_.leaf_columns[la[i]]:
+                if N_CATEGORIES[j]:
+                    r2 += omega[j] ** 2 * float(Xa[i, j] != Xb[k, j])
+                else:
+                    r2 += (omega[j] * (Xa[i, j] - Xb[k, j])) ** 2
+            r = math.sqrt(r2)
+            K[i, k] = s * (1 + math.sqrt(5) * r + 5 / 3 * r2) * math.exp(-math.sqrt(5) * r)
+    return K
+
+
+def _joint_gp(model: TreeGP, X, active, X_test, active_test):
+    """Brute-force eq. 4: log N(z; b, Z S Z^T + K_block + noise I) and the joint posterior."""
+    to_t = torch.as_tensor
+    leaf = model.structure_.leaf_index(active)
+    leaf_t = model.structure_.leaf_index(active_test)
+    Z = model.inner_features(to_t(X), to_t(active)).numpy()
+    Zt = model.inner_features(to_t(X_test), to_t(active_test)).numpy()
+    S = np.diag(model.variance_c_.numpy())
+    offsets = np.append(model.params_["offsets"].numpy(), 0.0)
+    b, bt = offsets[leaf], offsets[leaf_t]
+    noise = math.exp(float(model.params_["log_noise"][0])) + model.min_noise
+    K = Z @ S @ Z.T + _leaf_kernel(model, X, leaf, X, leaf) + noise * np.eye(len(X))
+    z = model.z_.numpy()
+    sign, logdet = np.linalg.slogdet(K)
+    assert sign > 0
+    resid = z - b
+    log_ml = (
+        -0.5 * resid @ np.linalg.solve(K, resid)
+        - 0.5 * logdet
+        - 0.5 * len(z) * math.log(2 * math.pi)
+    )
+    k_star = Zt @ S @ Z.T + _leaf_kernel(model, X_test, leaf_t, X, leaf)
+    prior_var = np.einsum("ij,jk,ik->i", Zt, S, Zt) + math.exp(
+        float(model.params_["log_amplitude"][0])
+    )
+    mean = bt + k_star @ np.linalg.solve(K, resid)
+    var = prior_var - np.einsum("ij,ji->i", k_star, np.linalg.solve(K, k_star.T))
+    return log_ml, mean * model.y_std_ + model.y_mean_, var * model.y_std_**2
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"leaf_inputs": "leaf"}, {"independent": True}],
+    ids=["tree-path-inputs", "tree-leaf-inputs", "independent"],
+)
+def test_tree_gp_equals_the_joint_gp_with_the_induced_kernel(options: dict) -> None:
+    X, active, y = _data()
+    model = TreeGP(seed=0, max_iter=50, **options).fit(X, active, y, FEATURES)
+    rng = np.random.default_rng(1)
+    X_test, active_test = _random_rows(rng, [0, 0, 1, 2, 2, 3, 3])
+    # A pattern that is no known leaf (column 1 without column 2 or 3): prior of its nodes.
+    X_test = np.vstack([X_test, [0, 0.3, 0, 0, 0, 0.8]])
+    active_test = np.vstack([active_test, [True, True, False, False, False, True]])
+
+    log_ml, mean, var = _joint_gp(model, X, active, X_test, active_test)
+    got_mean, got_var = model.predict(X_test, active_test)
+    assert model.log_marginal_likelihood_ == pytest.approx(log_ml, abs=1e-8, rel=1e-8)
+    np.testing.assert_allclose(got_mean, mean, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(got_var, var, rtol=1e-8, atol=1e-8)
+
+
+def test_structure_follows_the_paper_tree() -> None:
+    structure = TreeStructure.from_leaves(LEAVES, len(N_CATEGORIES))
+    root, *inner = structure.inner_nodes
+    assert root.is_root and root.columns == (0, 5)
+    assert [(sorted(v.leaves), v.columns) for v in inner] == [([0, 1], (1,))]
+    leaf_only = TreeStructure.from_leaves(LEAVES, len(N_CATEGORIES), leaf_inputs="leaf")
+    assert leaf_only.leaf_columns == ((2,), (3,), (4,), ())
+
+
+def test_nested_layers_give_a_chain_of_inner_nodes() -> None:
+    """units_i active iff depth >= i (columns 1..3; 0 is depth): Jenatton Fig. 3 (bottom)."""
+    leaves = [frozenset({0, *range(1, depth + 1)}) for depth in range(4)]
+    structure = TreeStructure.from_leaves(leaves, 4)
+    assert [sorted(v.leaves) for v in structure.inner_nodes] == [
+        [0, 1, 2, 3],
+        [1, 2, 3],
+        [2, 3],
+    ]
+
+
+def test_path_posterior_is_the_offset_plus_the_inner_node_terms() -> None:
+    X, active, y = _data()
+    model = TreeGP(seed=0, max_iter=50).fit(X, active, y, FEATURES)
+    X_t, active_t = torch.as_tensor(X[:3]), torch.as_tensor(active[:3])
+    mean, var = model.path_posterior(X_t, active_t)
+    Z = model.inner_features(X_t, active_t)
+    b = model.params_["offsets"][torch.as_tensor(model.leaf_of_[:3])]
+    cov = torch.cholesky_inverse(model.L_c_)
+    expected_mean = (b + Z @ model.mu_c_) * model.y_std_ + model.y_mean_
+    expected_var = torch.einsum("ij,jk,ik->i", Z, cov, Z) * model.y_std_**2
+    torch.testing.assert_close(mean, expected_mean)
+    torch.testing.assert_close(var, expected_var)
+
+
+def test_shared_information_reaches_a_leaf_with_little_data() -> None:
+    """A linear trend in a shared column, learnt on leaf 0, predicts it on leaf 1 (one point)."""
+    rng = np.random.default_rng(3)
+    X, active = _random_rows(rng, [0] * 12 + [1])
+    y = 3.0 * X[:, 1]
+    tree = TreeGP(seed=0).fit(X, active, y, FEATURES)
+    independent = TreeGP(seed=0, independent=True).fit(X, active, y, FEATURES)
+    X_t, active_t = _random_rows(np.random.default_rng(4), [1] * 20)
+    truth = 3.0 * X_t[:, 1]
+    err_tree = np.abs(tree.predict(X_t, active_t)[0] - truth).mean()
+    err_independent = np.abs(independent.predict(X_t, active_t)[0] - truth).mean()
+    assert err_tree < 0.5 * err_independent
+
+
+def test_condition_on_keeps_hyperparameters_and_shrinks_variance() -> None:
+    X, active, y = _data()
+    model = TreeGP(seed=0, max_iter=50).fit(X, active, y, FEATURES)
+    X_new, active_new = _random_rows(np.random.default_rng(5), [3])
+    mean, var = model.predict(X_new, active_new)
+    other = model.condition_on(X_new, active_new, mean)
+    assert other.params_["log_omega"] is model.params_["log_omega"]
+    assert other.predict(X_new, active_new)[1][0] < 0.1 * var[0]
+
+
+def test_tree_gp_handles_duplicates_a_single_point_and_a_constant_objective() -> None:
+    X, active, _ = _data()
+    X = np.vstack([X, X[:3]])
+    active = np.vstack([active, active[:3]])
+    mean, var = TreeGP(seed=0).fit(X, active, np.full(len(X), 2.5), FEATURES).predict(X, active)
+    np.testing.assert_allclose(mean, 2.5, atol=1e-6)
+    assert np.all(np.isfinite(var))
+    single = TreeGP(seed=0).fit(X[:1], active[:1], np.array([1.0]), FEATURES)
+    assert np.all(np.isfinite(single.predict(X, active)[0]))
+
+
+def test_tree_gp_rejects_bad_options_and_bad_targets() -> None:
+    with pytest.raises(ValueError, match="leaf_inputs"):
+        TreeGP(leaf_inputs="nodes")
+    X, active, y = _data()
+    y[0] = np.nan
+    with pytest.raises(ValueError, match="NaN or inf"):
+        TreeGP().fit(X, active, y, FEATURES)
