@@ -85,12 +85,13 @@ def _import_condsamplers() -> ModuleType:
     return importlib.import_module("condsamplers")
 
 
-def condsamplers_factory(class_name: str) -> SamplerFactory:
-    """Return a factory building ``condsamplers.<class_name>(seed=, n_startup_trials=)``."""
+def condsamplers_factory(class_name: str, **options: Any) -> SamplerFactory:
+    """Return a factory building ``condsamplers.<class_name>(seed=, n_startup_trials=,
+    **options)``."""
 
     def factory(seed: int, n_startup_trials: int) -> BaseSampler:
         sampler_cls = getattr(_import_condsamplers(), class_name)
-        return sampler_cls(seed=seed, n_startup_trials=n_startup_trials)
+        return sampler_cls(seed=seed, n_startup_trials=n_startup_trials, **options)
 
     return factory
 
@@ -114,8 +115,12 @@ def _gp(seed: int, n_startup_trials: int) -> BaseSampler:
     )
 
 
-# Later samplers are one line each, e.g. "treegp": condsamplers_factory("TreeGPSampler").
+# Later samplers are one line each.
 SAMPLERS: dict[str, SamplerFactory] = {
+    "treegp": condsamplers_factory("TreeGPSampler"),
+    "treegp-joint": condsamplers_factory("TreeGPSampler", acquisition="joint"),
+    "treegp-leaf": condsamplers_factory("TreeGPSampler", leaf_inputs="leaf"),
+    "independent": condsamplers_factory("TreeGPSampler", independent=True, acquisition="joint"),
     "arcgp": condsamplers_factory("ArcGPSampler"),
     "tpe": _tpe,
     "gp": _gp,

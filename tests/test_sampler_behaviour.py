@@ -1,4 +1,5 @@
-"""ArcGPSampler (and the shared sampler base) as an Optuna user sees it."""
+"""The samplers (and their shared base) as an Optuna user sees them; every test runs for
+every sampler of the library."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 
-from condsamplers import ArcGPSampler
+from condsamplers import ArcGPSampler, TreeGPSampler
+from condsamplers.samplers.base import ConditionalSampler
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 FAST = dict(n_candidates=128, n_local_search=2, n_restarts=0)
@@ -24,51 +26,68 @@ def _tree(trial: optuna.Trial) -> float:
     return (trial.suggest_float("b", -1, 1) - 0.5) ** 2 + 0.2
 
 
-def _sampler(**kwargs) -> ArcGPSampler:
-    return ArcGPSampler(**{"seed": 0, "n_startup_trials": 5, **FAST, **kwargs})
+SAMPLER_CLASSES: dict[str, type[ConditionalSampler]] = {
+    "arcgp": ArcGPSampler,
+    "treegp": TreeGPSampler,
+}
 
 
-def test_same_seed_gives_same_suggestions() -> None:
+@pytest.fixture(params=sorted(SAMPLER_CLASSES))
+def sampler_class(request: pytest.FixtureRequest) -> type[ConditionalSampler]:
+    return SAMPLER_CLASSES[request.param]
+
+
+@pytest.fixture
+def make_sampler(sampler_class: type[ConditionalSampler]):
+    def make(**kwargs) -> ConditionalSampler:
+        return sampler_class(**{"seed": 0, "n_startup_trials": 5, **FAST, **kwargs})
+
+    return make
+
+
+def test_same_seed_gives_same_suggestions(make_sampler) -> None:
     runs = []
     for _ in range(2):
-        study = optuna.create_study(sampler=_sampler())
+        study = optuna.create_study(sampler=make_sampler())
         study.optimize(_tree, n_trials=12)
         runs.append([t.params for t in study.trials])
     assert runs[0] == runs[1]
 
 
-def test_finds_the_best_leaf_of_a_small_tree() -> None:
-    study = optuna.create_study(sampler=_sampler(**{"n_candidates": 256}))
+def test_finds_the_best_leaf_of_a_small_tree(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler(**{"n_candidates": 256}))
     study.optimize(_tree, n_trials=25)
     assert study.best_params["branch"] == "left"
     assert study.best_value < 0.1 + 1e-3
 
 
-def test_maximize_is_minimize_of_the_negation() -> None:
-    minimised = optuna.create_study(sampler=_sampler())
+def test_maximize_is_minimize_of_the_negation(make_sampler) -> None:
+    minimised = optuna.create_study(sampler=make_sampler())
     minimised.optimize(_tree, n_trials=12)
-    maximised = optuna.create_study(sampler=_sampler(), direction="maximize")
+    maximised = optuna.create_study(sampler=make_sampler(), direction="maximize")
     maximised.optimize(lambda t: -_tree(t), n_trials=12)
     assert [t.params for t in minimised.trials] == [t.params for t in maximised.trials]
 
 
-def test_nan_and_failed_trials_are_skipped() -> None:
-    study = optuna.create_study(sampler=_sampler())
+def test_nan_and_failed_trials_are_skipped(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler())
     study.optimize(lambda t: _tree(t) if t.number % 3 else float("nan"), n_trials=15)
     states = [t.state for t in study.trials]
     assert states.count(TrialState.FAIL) == 5
     assert states.count(TrialState.COMPLETE) == 10
 
 
-def test_all_trials_failed_falls_back_to_independent_sampling() -> None:
-    study = optuna.create_study(sampler=_sampler(n_startup_trials=0))
+def test_all_trials_failed_falls_back_to_independent_sampling(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler(n_startup_trials=0))
     study.optimize(lambda t: _tree(t) * float("nan"), n_trials=4)
     assert all(t.state == TrialState.FAIL for t in study.trials)
     assert len({str(t.params) for t in study.trials}) == 4
 
 
-def test_infinite_values_are_clipped_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    study = optuna.create_study(sampler=_sampler())
+def test_infinite_values_are_clipped_with_a_warning(
+    make_sampler, caplog: pytest.LogCaptureFixture
+) -> None:
+    study = optuna.create_study(sampler=make_sampler())
     optuna.logging.enable_propagation()
     try:
         with caplog.at_level(logging.WARNING):
@@ -79,15 +98,15 @@ def test_infinite_values_are_clipped_with_a_warning(caplog: pytest.LogCaptureFix
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
 
 
-def test_constant_objective_and_a_single_trial() -> None:
-    study = optuna.create_study(sampler=_sampler(n_startup_trials=1))
+def test_constant_objective_and_a_single_trial(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler(n_startup_trials=1))
     study.optimize(lambda t: t.suggest_float("x", 0, 1) * 0 + 3.0, n_trials=6)
     xs = [t.params["x"] for t in study.trials]
     assert len(set(xs)) == 6 and all(0 <= x <= 1 for x in xs)
 
 
-def test_duplicate_points_do_not_break_the_model_and_are_not_proposed_again() -> None:
-    study = optuna.create_study(sampler=_sampler(n_startup_trials=1))
+def test_duplicate_points_do_not_break_the_model_and_are_not_proposed_again(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler(n_startup_trials=1))
     distributions = {"x": FloatDistribution(0, 1), "y": FloatDistribution(0, 1)}
     for _ in range(5):
         study.add_trial(
@@ -100,8 +119,8 @@ def test_duplicate_points_do_not_break_the_model_and_are_not_proposed_again() ->
     assert all(p != {"x": 0.0, "y": 0.0} for p in new)
 
 
-def test_running_trials_are_not_proposed_again() -> None:
-    study = optuna.create_study(sampler=_sampler())
+def test_running_trials_are_not_proposed_again(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler())
     study.optimize(_tree, n_trials=8)
     asked = [study.ask() for _ in range(3)]
     params = []
@@ -111,22 +130,22 @@ def test_running_trials_are_not_proposed_again() -> None:
     assert params[0] != params[1] and params[1] != params[2] and params[0] != params[2]
 
 
-def test_one_sampler_shared_by_two_threads() -> None:
-    study = optuna.create_study(sampler=_sampler())
+def test_one_sampler_shared_by_two_threads(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler())
     study.optimize(_tree, n_trials=16, n_jobs=2)
     assert len(study.trials) == 16
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
 
 
-def test_changed_distribution_mid_study_keeps_sampling_inside_the_new_range() -> None:
-    study = optuna.create_study(sampler=_sampler())
+def test_changed_distribution_mid_study_keeps_sampling_inside_the_new_range(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler())
     study.optimize(lambda t: t.suggest_float("x", 0, 10), n_trials=8)
     study.optimize(lambda t: (t.suggest_float("x", 20, 30) - 21) ** 2, n_trials=6)
     assert all(20 <= t.params["x"] <= 30 for t in study.trials[8:])
 
 
-def test_reseed_rng_changes_the_stream() -> None:
-    sampler = _sampler()
+def test_reseed_rng_changes_the_stream(make_sampler) -> None:
+    sampler = make_sampler()
     sampler.reseed_rng()
     study = optuna.create_study(sampler=sampler)
     study.optimize(_tree, n_trials=3)
@@ -142,19 +161,19 @@ def test_reseed_rng_changes_the_stream() -> None:
         ({"n_restarts": -2}, "n_restarts"),
     ],
 )
-def test_bad_arguments_name_the_parameter(kwargs, name) -> None:
+def test_bad_arguments_name_the_parameter(sampler_class, kwargs, name) -> None:
     with pytest.raises(ValueError, match=name):
-        ArcGPSampler(**kwargs)
+        sampler_class(**kwargs)
 
 
-def test_multi_objective_study_is_refused_with_a_clear_message() -> None:
-    study = optuna.create_study(directions=["minimize", "minimize"], sampler=_sampler())
+def test_multi_objective_study_is_refused_with_a_clear_message(make_sampler) -> None:
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=make_sampler())
     with pytest.raises(ValueError, match="single-objective"):
         study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
 
 
-def test_new_branch_parameters_are_sampled_independently() -> None:
-    study = optuna.create_study(sampler=_sampler())
+def test_new_branch_parameters_are_sampled_independently(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler())
 
     def objective(trial: optuna.Trial) -> float:
         kind = trial.suggest_categorical("kind", ["a", "b", "c"])

@@ -1,4 +1,5 @@
-"""Tests of :class:`condsamplers.sklearn.CondGPRegressor`: sklearn conformance and behaviour."""
+"""Tests of the scikit-learn regressors (``CondGPRegressor``, ``TreeGPRegressor``):
+conformance and behaviour."""
 
 from __future__ import annotations
 
@@ -7,13 +8,20 @@ import pytest
 import torch
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from condsamplers.sklearn import CondGPRegressor
+from condsamplers.sklearn import CondGPRegressor, TreeGPRegressor
 
 # Small problems: one thread is faster than several and keeps parallel test runs fair.
 torch.set_num_threads(1)
 
 
-@parametrize_with_checks([CondGPRegressor(), CondGPRegressor(kernel="matern")])
+@parametrize_with_checks(
+    [
+        CondGPRegressor(),
+        CondGPRegressor(kernel="matern"),
+        TreeGPRegressor(),
+        TreeGPRegressor(independent=True, leaf_inputs="leaf"),
+    ]
+)
 def test_sklearn_estimator_checks(estimator: CondGPRegressor, check) -> None:
     check(estimator)
 
@@ -136,3 +144,39 @@ def test_infinite_input_is_rejected() -> None:
     model = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="infinity"):
         model.predict(bad)
+
+
+@pytest.mark.parametrize("options", [{}, {"independent": True}], ids=["tree", "independent"])
+def test_tree_regressor_fits_conditional_function_better_than_the_mean(options: dict) -> None:
+    X, y = conditional_data(90, seed=0)
+    X_test, y_test = conditional_data(60, seed=1)
+    model = TreeGPRegressor(n_restarts=1, random_state=0, **options).fit(X, y)
+    mse = np.mean((model.predict(X_test) - y_test) ** 2)
+    assert mse < 0.2 * np.var(y_test)
+    assert len(model.model_.structure_.leaves) == 3
+
+
+def test_tree_regressor_takes_given_paths_and_predicts_an_unseen_leaf() -> None:
+    """A fourth leaf (depth with ``a`` and ``c`` but no ``b``) never seen in training."""
+    X, y = conditional_data(60, seed=0)
+    paths = [[0, 1], [0, 1, 2], [0, 1, 2, 3], [0, 1, 3]]
+    model = TreeGPRegressor(paths=paths, n_restarts=0, random_state=0).fit(X, y)
+    assert len(model.model_.structure_.leaves) == 4
+    unseen = np.array([[3.0, 0.5, np.nan, 0.2]])
+    mean, std = model.predict(unseen, return_std=True)
+    assert np.isfinite(mean).all() and (std > 0).all()
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"leaf_inputs": "nodes"}, "leaf_inputs"),
+        ({"independent": "yes"}, "independent"),
+        ({"paths": [[0, 9]]}, "paths"),
+        ({"paths": "0,1"}, "paths"),
+    ],
+)
+def test_tree_regressor_rejects_bad_parameters(options: dict, message: str) -> None:
+    X, y = conditional_data(20, seed=0)
+    with pytest.raises(ValueError, match=message):
+        TreeGPRegressor(**options).fit(X, y)

@@ -1,7 +1,13 @@
 """condsamplers: Bayesian optimisation over conditional search spaces for Optuna and sklearn."""
 
-from condsamplers.samplers import ArcGPSampler, ConditionalSampler
+from condsamplers.samplers import ArcGPSampler, ConditionalSampler, TreeGPSampler
 from condsamplers.space import ConditionalSpace, infer_space
 
-__all__ = ["ArcGPSampler", "ConditionalSampler", "ConditionalSpace", "infer_space"]
+__all__ = [
+    "ArcGPSampler",
+    "ConditionalSampler",
+    "ConditionalSpace",
+    "TreeGPSampler",
+    "infer_space",
+]
 __version__ = "0.1.0"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import torch
@@ -54,6 +55,31 @@ def make_log_ei(model: Surrogate, best: float) -> Acquisition:
 
     def acquisition(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
         mean, var = model.posterior(X, active)
+        return log_expected_improvement(mean, var, best)
+
+    return acquisition
+
+
+@runtime_checkable
+class PathModel(Protocol):
+    """A surrogate with a path posterior, the distribution of ``b_p + z_p^T c`` (Jenatton et al.
+    2017, eq. 6): what a path promises before its leaf's own parameters are chosen."""
+
+    @property
+    def has_path_posterior(self) -> bool: ...
+
+    def path_posterior(
+        self, X: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]: ...
+
+
+def make_log_path_ei(model: PathModel, best: float) -> Acquisition:
+    """Log of the path EI, eq. 6 of Jenatton et al. (2017):
+    ``E[(y_min - b_p - z_p^T c)_+]`` with ``b_p + z_p^T c`` from ``model.path_posterior``;
+    it depends on a point only through its path and its shared parameters."""
+
+    def acquisition(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        mean, var = model.path_posterior(X, active)
         return log_expected_improvement(mean, var, best)
 
     return acquisition

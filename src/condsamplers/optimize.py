@@ -8,6 +8,8 @@
    ``n_local_search`` starts and improve them by L-BFGS-B on their active numerical columns
    (branch values and categoricals fixed; integers relaxed, then rounded onto their grid).
 3. Sweep the non-branching categorical columns of the winner one at a time.
+A caller may restrict the search to some paths (the second step of Jenatton et al.'s two-step
+acquisition, whose first step, :func:`select_path`, picks one path by its path EI).
 Returns the candidates ranked by acquisition value, best first, so that a caller can skip one
 that duplicates an existing trial.
 """
@@ -33,12 +35,17 @@ class OptimizerSettings:
         min_candidates_per_path: floor on the candidates of each path.
         n_local_search: starts of the gradient-based local search.
         local_search_max_iter: L-BFGS-B iterations of the (joint) local search.
+        two_step: Jenatton et al.'s two-step acquisition (sec. 3.2): choose one path by the
+            path EI of eq. 6 first, then maximise EI on that path only. Needs a model with a
+            path posterior (:class:`~condsamplers.models.tree_gp.TreeGP`); otherwise, and when
+            the tree has one path, every path is searched.
     """
 
     n_candidates: int = 1024
     min_candidates_per_path: int = 16
     n_local_search: int = 5
     local_search_max_iter: int = 100
+    two_step: bool = False
 
 
 def round_to_grid(space: ConditionalSpace, X: np.ndarray) -> np.ndarray:
@@ -63,9 +70,13 @@ def _candidates(
     rng: np.random.Generator,
     settings: OptimizerSettings,
     X_start: np.ndarray | None,
+    only: list[Path] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Quasi-uniform candidates per path, plus the start points carried onto every path."""
-    paths = space.paths()
+    """Quasi-uniform candidates per path, plus the start points carried onto every path.
+
+    With ``only``, candidates lie on those paths alone (start points only carried onto them).
+    """
+    paths = only or space.paths()
     if not paths:
         X, active = space.sample(settings.n_candidates, rng)
     else:
@@ -76,8 +87,11 @@ def _candidates(
     if X_start is None or not len(X_start):
         return X, active
     carried = [_carry_onto_paths(space, x, paths, rng) for x in X_start]
-    X = np.concatenate([X, X_start, *[c[0] for c in carried]])
-    active = np.concatenate([active, space.active_mask(X_start), *[c[1] for c in carried]])
+    if only is None:
+        X = np.concatenate([X, X_start])
+        active = np.concatenate([active, space.active_mask(X_start)])
+    X = np.concatenate([X, *[c[0] for c in carried]])
+    active = np.concatenate([active, *[c[1] for c in carried]])
     return X, active
 
 
@@ -160,6 +174,8 @@ def local_search(
         X[free_t] = v
         values = acquisition(X, active_t)
         total = -values.clamp_min(-1e4).sum()
+        if not total.requires_grad:  # e.g. a path EI that no free column moves
+            return total.item(), np.zeros_like(flat)
         total.backward()
         grad = v.grad.numpy()  # type: ignore[union-attr]
         if not np.isfinite(total.item()) or not np.all(np.isfinite(grad)):
@@ -200,18 +216,61 @@ def _sweep_categoricals(
     return x, value
 
 
+def _scored_candidates(
+    acquisition: Acquisition,
+    space: ConditionalSpace,
+    rng: np.random.Generator,
+    settings: OptimizerSettings,
+    X_start: np.ndarray | None,
+    only: list[Path] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    X, active = _candidates(space, rng, settings, X_start, only)
+    X = round_to_grid(space, X)
+    X[~active] = 0.0
+    return X, active, _evaluate(acquisition, X, active)
+
+
+def select_path(
+    path_acquisition: Acquisition,
+    space: ConditionalSpace,
+    paths: list[Path],
+    rng: np.random.Generator,
+    settings: OptimizerSettings = OptimizerSettings(),
+    X_start: np.ndarray | None = None,
+) -> Path:
+    """The path whose best configuration maximises ``path_acquisition`` (Jenatton et al. 2017,
+    sec. 3.2, first step: the path EI of eq. 6, optimised jointly over the path and its shared
+    parameters). Candidates per path as in :func:`maximize_acquisition`, then one L-BFGS-B
+    local search from the best candidate of every path."""
+    best_X, best_active, best_values = [], [], []
+    for path in paths:
+        X, active, values = _scored_candidates(
+            path_acquisition, space, rng, settings, X_start, [path]
+        )
+        i = int(np.argmax(values))
+        best_X.append(X[i])
+        best_active.append(active[i])
+        best_values.append(values[i])
+    X0, active0 = np.array(best_X), np.array(best_active)
+    improved = local_search(path_acquisition, space, X0, active0, settings.local_search_max_iter)
+    improved = round_to_grid(space, improved)
+    values = np.maximum(_evaluate(path_acquisition, improved, active0), best_values)
+    return paths[int(np.argmax(values))]
+
+
 def maximize_acquisition(
     acquisition: Acquisition,
     space: ConditionalSpace,
     rng: np.random.Generator,
     settings: OptimizerSettings = OptimizerSettings(),
     X_start: np.ndarray | None = None,
+    only: list[Path] | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Candidates ``(X, active, values)`` sorted by acquisition value, best first."""
-    X, active = _candidates(space, rng, settings, X_start)
-    X = round_to_grid(space, X)
-    X[~active] = 0.0
-    values = _evaluate(acquisition, X, active)
+    """Candidates ``(X, active, values)`` sorted by acquisition value, best first.
+
+    ``only``: search these paths alone (default: every path of ``space``).
+    """
+    X, active, values = _scored_candidates(acquisition, space, rng, settings, X_start, only)
 
     starts = _local_search_starts(space, X, active, values, settings.n_local_search)
     improved = local_search(

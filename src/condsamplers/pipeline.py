@@ -11,10 +11,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from condsamplers.acquisition import make_log_ei, with_believed_pending
+from condsamplers.acquisition import (
+    PathModel,
+    make_log_ei,
+    make_log_path_ei,
+    with_believed_pending,
+)
 from condsamplers.models.base import Surrogate
-from condsamplers.optimize import OptimizerSettings, maximize_acquisition
-from condsamplers.space import ConditionalSpace
+from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
+from condsamplers.space import ConditionalSpace, Path
 
 ModelFactory = Callable[[int], Surrogate]
 
@@ -50,6 +55,8 @@ class Proposal:
     active: np.ndarray
     acquisition_values: np.ndarray
     model: Surrogate
+    #: the path chosen by the two-step acquisition (``None``: every path was searched).
+    path: Path | None = None
 
 
 def propose(
@@ -65,11 +72,36 @@ def propose(
     Picheny et al. 2013): with noisy observations the best observed value is a lucky draw that
     the model cannot reach, and EI would then chase variance at the edges of the space. For a
     noise-free objective the posterior mean interpolates, so the two incumbents coincide.
+
+    With ``settings.two_step`` and a model with a path posterior, the search is Jenatton et
+    al.'s two-step EI (sec. 3.2): the path maximising the path EI (eq. 6) first, then EI
+    (eq. 5) on that path alone.
     """
     model.fit(data.X, data.active, data.y, space.features)
     acquisition_model = with_believed_pending(model, data.X_pending, data.active_pending)
     incumbent = float(model.predict(data.X, data.active)[0].min())
     acquisition = make_log_ei(acquisition_model, best=incumbent)
     incumbents = data.X[np.argsort(data.y, kind="stable")[:N_INCUMBENT_STARTS]]
-    X, active, values = maximize_acquisition(acquisition, space, rng, settings, incumbents)
-    return Proposal(X, active, values, model)
+    path = _two_step_path(space, acquisition_model, incumbent, rng, settings, incumbents)
+    X, active, values = maximize_acquisition(
+        acquisition, space, rng, settings, incumbents, only=None if path is None else [path]
+    )
+    return Proposal(X, active, values, model, path)
+
+
+def _two_step_path(
+    space: ConditionalSpace,
+    model: Surrogate,
+    incumbent: float,
+    rng: np.random.Generator,
+    settings: OptimizerSettings,
+    incumbents: np.ndarray,
+) -> Path | None:
+    """The path of the first step of the two-step EI, or ``None`` to search every path."""
+    if not (settings.two_step and isinstance(model, PathModel) and model.has_path_posterior):
+        return None
+    paths = space.paths()
+    if not paths or len(paths) == 1:
+        return None
+    path_acquisition = make_log_path_ei(model, best=incumbent)
+    return select_path(path_acquisition, space, paths, rng, settings, incumbents)

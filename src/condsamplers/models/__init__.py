@@ -2,5 +2,6 @@
 
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import ExactGP
+from condsamplers.models.tree_gp import TreeGP
 
-__all__ = ["ExactGP", "Surrogate"]
+__all__ = ["ExactGP", "Surrogate", "TreeGP"]

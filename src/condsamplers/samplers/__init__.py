@@ -2,5 +2,6 @@
 
 from condsamplers.samplers.arc import ArcGPSampler
 from condsamplers.samplers.base import ConditionalSampler
+from condsamplers.samplers.tree import TreeGPSampler
 
-__all__ = ["ArcGPSampler", "ConditionalSampler"]
+__all__ = ["ArcGPSampler", "ConditionalSampler", "TreeGPSampler"]

@@ -1,5 +1,5 @@
 """scikit-learn estimators over conditional inputs (``NaN`` = inactive feature)."""
 
-from condsamplers.sklearn.regressors import CondGPRegressor
+from condsamplers.sklearn.regressors import CondGPRegressor, TreeGPRegressor
 
-__all__ = ["CondGPRegressor"]
+__all__ = ["CondGPRegressor", "TreeGPRegressor"]

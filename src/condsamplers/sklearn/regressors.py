@@ -22,13 +22,172 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from condsamplers.kernels import KERNELS
+from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import MIN_NOISE, ExactGP
+from condsamplers.models.tree_gp import LEAF_INPUTS, TreeGP
 from condsamplers.space import FeatureSpec
 
-__all__ = ["CondGPRegressor"]
+__all__ = ["CondGPRegressor", "TreeGPRegressor"]
 
 
-class CondGPRegressor(RegressorMixin, BaseEstimator):
+class _ConditionalRegressor(RegressorMixin, BaseEstimator):
+    """What every condsamplers regressor shares: ``NaN`` = inactive, the encoding of ``X`` into
+    the models' columns and active mask, validation, and ``predict(return_std)``.
+
+    A subclass stores ``n_restarts``, ``categorical_features``, ``random_state`` and
+    ``min_noise`` in ``__init__`` and implements :meth:`_make_model`.
+    """
+
+    n_restarts: int
+    categorical_features: Sequence[int] | None
+    random_state: int | np.random.RandomState | None
+    min_noise: float
+
+    def _make_model(self, seed: int) -> Surrogate:
+        raise NotImplementedError
+
+    def _check_model_params(self) -> None:
+        """Validate the subclass's own parameters (``ValueError`` naming the parameter)."""
+
+    def _leaf_patterns(self, active: np.ndarray) -> tuple[frozenset[int], ...] | None:
+        """The tree's paths as sets of active columns, when the estimator is told them."""
+        return None
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True
+        return tags
+
+    # -- fitting -------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any) -> Any:
+        """Fit the model (hyperparameters included) to ``X`` (``NaN`` = inactive) and ``y``."""
+        self._check_params()
+        X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", y_numeric=True)
+        X = np.asarray(X, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64)
+        self.is_categorical_ = self._categorical_mask(X.shape[1])
+        self._fit_encoding(X)
+        X_enc, active = self._encode(X)
+        self.features_ = FeatureSpec(
+            self.features_.n_categories, leaf_patterns=self._leaf_patterns(active)
+        )
+        seed = int(check_random_state(self.random_state).randint(2**31))
+        self.model_ = self._make_model(seed)
+        self.model_.fit(X_enc, active, y, self.features_)
+        return self
+
+    def _check_params(self) -> None:
+        name = type(self).__name__
+        n = self.n_restarts
+        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+            raise ValueError(f"{name}: n_restarts={n!r} must be a non-negative integer.")
+        noise = self.min_noise
+        if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not noise > 0:
+            raise ValueError(f"{name}: min_noise={noise!r} must be a positive number.")
+        self._check_model_params()
+
+    def _categorical_mask(self, n_features: int) -> np.ndarray:
+        """Boolean mask of the columns named by ``categorical_features`` (validated)."""
+        mask = np.zeros(n_features, dtype=bool)
+        indices = self.categorical_features
+        if indices is None:
+            return mask
+        if isinstance(indices, (str, bytes)) or not isinstance(indices, Iterable):
+            raise ValueError(
+                f"{type(self).__name__}: categorical_features must be None or a list of column "
+                f"indices; got {indices!r}."
+            )
+        for index in indices:
+            if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
+                raise ValueError(
+                    f"{type(self).__name__}: categorical_features must be a list of column "
+                    f"indices; got {index!r} in {self.categorical_features!r}."
+                )
+            if not 0 <= int(index) < n_features:
+                raise ValueError(
+                    f"{type(self).__name__}: categorical_features index {index} is out of "
+                    f"range for X with {n_features} columns."
+                )
+            if mask[int(index)]:
+                raise ValueError(
+                    f"{type(self).__name__}: categorical_features lists column {index} twice."
+                )
+            mask[int(index)] = True
+        return mask
+
+    def _fit_encoding(self, X: np.ndarray) -> None:
+        """Store the per-column scaling (numerical) and code lists (categorical)."""
+        d = X.shape[1]
+        self.data_min_ = np.full(d, np.nan)
+        self.data_range_ = np.full(d, np.nan)
+        self.categories_: list[np.ndarray] = []
+        for j in range(d):
+            column = X[:, j]
+            observed = column[~np.isnan(column)]
+            if self.is_categorical_[j]:
+                _check_codes(observed, j, type(self).__name__)
+                self.categories_.append(np.unique(observed))
+                continue
+            self.categories_.append(np.empty(0))
+            if observed.size:
+                self.data_min_[j] = observed.min()
+                self.data_range_[j] = observed.max() - observed.min()
+        # A categorical column never active still needs one category to embed (always inactive).
+        pairs = zip(self.categories_, self.is_categorical_.tolist(), strict=True)
+        n_categories = [max(1, len(codes)) if cat else 0 for codes, cat in pairs]
+        self.features_ = FeatureSpec(np.array(n_categories, dtype=int))
+
+    # -- encoding ------------------------------------------------------------------------
+    def _encode(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Encoded matrix (inactive entries 0) and the ``active = ~isnan(X)`` mask."""
+        active = ~np.isnan(X)
+        X_enc = np.zeros_like(X, dtype=np.float64)
+        for j in range(X.shape[1]):
+            rows = active[:, j]
+            if self.is_categorical_[j]:
+                X_enc[rows, j] = self._encode_codes(X[rows, j], j)
+            else:
+                X_enc[rows, j] = self._scale(X[rows, j], j)
+        return X_enc, active
+
+    def _scale(self, values: np.ndarray, j: int) -> np.ndarray:
+        """Min-max scaling of column ``j`` to [0, 1], clipped; constant (or unseen) -> 0.5."""
+        low, width = self.data_min_[j], self.data_range_[j]
+        if not np.isfinite(width) or width <= 0.0:
+            return np.full(values.shape, 0.5)
+        return np.clip((values - low) / width, 0.0, 1.0)
+
+    def _encode_codes(self, values: np.ndarray, j: int) -> np.ndarray:
+        """Category codes of column ``j`` -> choice index ``0..K-1``; unseen codes raise."""
+        known = self.categories_[j]
+        index = np.searchsorted(known, values)
+        found = index < len(known)
+        found[found] = known[index[found]] == values[found]
+        if not np.all(found):
+            unseen = np.unique(values[~found])
+            raise ValueError(
+                f"{type(self).__name__}: column {j} (categorical) holds codes {unseen.tolist()} "
+                f"not seen in fit (seen: {known.tolist()})."
+            )
+        return index.astype(np.float64)
+
+    # -- prediction ----------------------------------------------------------------------
+    def predict(self, X: Any, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, ...]:
+        """Posterior mean of the latent ``f`` at ``X`` and, if ``return_std``, its std.
+
+        The std is that of the latent function (observation noise excluded), in the units of
+        ``y``.
+        """
+        check_is_fitted(self)
+        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
+        X_enc, active = self._encode(np.asarray(X, dtype=np.float64))
+        mean, var = self.model_.predict(X_enc, active)
+        if return_std:
+            return mean, np.sqrt(var)
+        return mean
+
+
+class CondGPRegressor(_ConditionalRegressor):
     """Gaussian-process regressor for conditional inputs, where ``NaN`` means *inactive*.
 
     The model is :class:`~condsamplers.models.gp.ExactGP`: ``y = f(x) + eps`` with
@@ -84,150 +243,122 @@ class CondGPRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.min_noise = min_noise
 
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True
-        return tags
-
-    # -- fitting -------------------------------------------------------------------------
-    def fit(self, X: Any, y: Any) -> CondGPRegressor:
-        """Fit the GP (hyperparameters included) to ``X`` (``NaN`` = inactive) and ``y``."""
-        self._check_params()
-        X, y = validate_data(self, X, y, ensure_all_finite="allow-nan", y_numeric=True)
-        X = np.asarray(X, dtype=np.float64)
-        y = np.asarray(y, dtype=np.float64)
-        self.is_categorical_ = self._categorical_mask(X.shape[1])
-        self._fit_encoding(X)
-        X_enc, active = self._encode(X)
-        seed = int(check_random_state(self.random_state).randint(2**31))
-        self.model_ = ExactGP(
+    def _make_model(self, seed: int) -> Surrogate:
+        return ExactGP(
             kernel=self.kernel,
             n_restarts=int(self.n_restarts),
             seed=seed,
             min_noise=float(self.min_noise),
         )
-        self.model_.fit(X_enc, active, y, self.features_)
-        return self
 
-    def _check_params(self) -> None:
+    def _check_model_params(self) -> None:
         if not isinstance(self.kernel, str) or self.kernel not in KERNELS:
             raise ValueError(
                 f"CondGPRegressor: kernel={self.kernel!r} is not known; "
                 f"use one of {sorted(KERNELS)}."
             )
-        n = self.n_restarts
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
-            raise ValueError(f"CondGPRegressor: n_restarts={n!r} must be a non-negative integer.")
-        noise = self.min_noise
-        if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not noise > 0:
-            raise ValueError(f"CondGPRegressor: min_noise={noise!r} must be a positive number.")
 
-    def _categorical_mask(self, n_features: int) -> np.ndarray:
-        """Boolean mask of the columns named by ``categorical_features`` (validated)."""
-        mask = np.zeros(n_features, dtype=bool)
-        indices = self.categorical_features
-        if indices is None:
-            return mask
-        if isinstance(indices, (str, bytes)) or not isinstance(indices, Iterable):
+
+class TreeGPRegressor(_ConditionalRegressor):
+    """Jenatton et al.'s (2017) tree-structured GP as a regressor; ``NaN`` means *inactive*.
+
+    The model is :class:`~condsamplers.models.tree_gp.TreeGP` (eq. 1 with the random linear
+    inner-node functions of sec. 2.4): one Matern-5/2 GP per leaf of the tree, plus linear
+    functions of the shared features at the inner nodes, whose weights are integrated out
+    (eq. 3-4). The tree's leaves are the distinct patterns of active (non-``NaN``) columns of
+    the training ``X``, or ``paths`` if given; inner nodes hold the columns active on several
+    leaves. A row at predict time whose pattern is no leaf gets the prior of its inner nodes.
+
+    Args:
+        leaf_inputs: ``"path"``: each leaf GP sees every column active on that leaf;
+            ``"leaf"``: only the columns active on that leaf alone (shared ones act linearly).
+        independent: ``c = 0``: independent GPs per leaf (the paper's baseline).
+        paths: the leaves, as lists of column indices active together (one list per leaf);
+            leaves without training rows are allowed. ``None``: the patterns seen in ``fit``.
+        n_restarts, categorical_features, random_state, min_noise: as for
+            :class:`CondGPRegressor`.
+
+    Attributes:
+        model_: the fitted :class:`~condsamplers.models.tree_gp.TreeGP`
+            (``model_.structure_.describe()`` prints the tree).
+        n_features_in_, features_, is_categorical_, data_min_, data_range_, categories_: as
+            for :class:`CondGPRegressor`.
+    """
+
+    def __init__(
+        self,
+        leaf_inputs: str = "path",
+        independent: bool = False,
+        paths: Sequence[Sequence[int]] | None = None,
+        n_restarts: int = 2,
+        categorical_features: Sequence[int] | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        min_noise: float = MIN_NOISE,
+    ) -> None:
+        self.leaf_inputs = leaf_inputs
+        self.independent = independent
+        self.paths = paths
+        self.n_restarts = n_restarts
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.min_noise = min_noise
+
+    def _make_model(self, seed: int) -> Surrogate:
+        return TreeGP(
+            leaf_inputs=self.leaf_inputs,
+            independent=bool(self.independent),
+            n_restarts=int(self.n_restarts),
+            seed=seed,
+            min_noise=float(self.min_noise),
+        )
+
+    def _check_model_params(self) -> None:
+        if self.leaf_inputs not in LEAF_INPUTS:
             raise ValueError(
-                "CondGPRegressor: categorical_features must be None or a list of column "
-                f"indices; got {indices!r}."
+                f"TreeGPRegressor: leaf_inputs={self.leaf_inputs!r} is not known; "
+                f"use one of {LEAF_INPUTS}."
             )
-        for index in indices:
-            if isinstance(index, (bool, np.bool_)) or not isinstance(index, numbers.Integral):
-                raise ValueError(
-                    "CondGPRegressor: categorical_features must be a list of column indices; "
-                    f"got {index!r} in {self.categorical_features!r}."
-                )
-            if not 0 <= int(index) < n_features:
-                raise ValueError(
-                    f"CondGPRegressor: categorical_features index {index} is out of range for "
-                    f"X with {n_features} columns."
-                )
-            if mask[int(index)]:
-                raise ValueError(
-                    f"CondGPRegressor: categorical_features lists column {index} twice."
-                )
-            mask[int(index)] = True
-        return mask
-
-    def _fit_encoding(self, X: np.ndarray) -> None:
-        """Store the per-column scaling (numerical) and code lists (categorical)."""
-        d = X.shape[1]
-        self.data_min_ = np.full(d, np.nan)
-        self.data_range_ = np.full(d, np.nan)
-        self.categories_: list[np.ndarray] = []
-        for j in range(d):
-            column = X[:, j]
-            observed = column[~np.isnan(column)]
-            if self.is_categorical_[j]:
-                _check_codes(observed, j)
-                self.categories_.append(np.unique(observed))
-                continue
-            self.categories_.append(np.empty(0))
-            if observed.size:
-                self.data_min_[j] = observed.min()
-                self.data_range_[j] = observed.max() - observed.min()
-        # A categorical column never active still needs one category to embed (always inactive).
-        pairs = zip(self.categories_, self.is_categorical_.tolist(), strict=True)
-        n_categories = [max(1, len(codes)) if cat else 0 for codes, cat in pairs]
-        self.features_ = FeatureSpec(np.array(n_categories, dtype=int))
-
-    # -- encoding ------------------------------------------------------------------------
-    def _encode(self, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Encoded matrix (inactive entries 0) and the ``active = ~isnan(X)`` mask."""
-        active = ~np.isnan(X)
-        X_enc = np.zeros_like(X, dtype=np.float64)
-        for j in range(X.shape[1]):
-            rows = active[:, j]
-            if self.is_categorical_[j]:
-                X_enc[rows, j] = self._encode_codes(X[rows, j], j)
-            else:
-                X_enc[rows, j] = self._scale(X[rows, j], j)
-        return X_enc, active
-
-    def _scale(self, values: np.ndarray, j: int) -> np.ndarray:
-        """Min-max scaling of column ``j`` to [0, 1], clipped; constant (or unseen) -> 0.5."""
-        low, width = self.data_min_[j], self.data_range_[j]
-        if not np.isfinite(width) or width <= 0.0:
-            return np.full(values.shape, 0.5)
-        return np.clip((values - low) / width, 0.0, 1.0)
-
-    def _encode_codes(self, values: np.ndarray, j: int) -> np.ndarray:
-        """Category codes of column ``j`` -> choice index ``0..K-1``; unseen codes raise."""
-        known = self.categories_[j]
-        index = np.searchsorted(known, values)
-        found = index < len(known)
-        found[found] = known[index[found]] == values[found]
-        if not np.all(found):
-            unseen = np.unique(values[~found])
+        if not isinstance(self.independent, (bool, np.bool_)):
             raise ValueError(
-                f"CondGPRegressor: column {j} (categorical) holds codes {unseen.tolist()} "
-                f"not seen in fit (seen: {known.tolist()})."
+                f"TreeGPRegressor: independent={self.independent!r} must be True or False."
             )
-        return index.astype(np.float64)
 
-    # -- prediction ----------------------------------------------------------------------
-    def predict(self, X: Any, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, ...]:
-        """Posterior mean of the latent ``f`` at ``X`` and, if ``return_std``, its std.
+    def _leaf_patterns(self, active: np.ndarray) -> tuple[frozenset[int], ...] | None:
+        if self.paths is None:
+            return None
+        d = active.shape[1]
+        if isinstance(self.paths, (str, bytes)) or not isinstance(self.paths, Iterable):
+            raise ValueError(
+                "TreeGPRegressor: paths must be None or a list of lists of column indices; "
+                f"got {self.paths!r}."
+            )
+        patterns = []
+        for path in self.paths:
+            if isinstance(path, (str, bytes)) or not isinstance(path, Iterable):
+                raise ValueError(
+                    f"TreeGPRegressor: each entry of paths must be a list of column indices; "
+                    f"got {path!r}."
+                )
+            columns = list(path)
+            if not all(
+                isinstance(j, numbers.Integral)
+                and not isinstance(j, (bool, np.bool_))
+                and 0 <= int(j) < d
+                for j in columns
+            ):
+                raise ValueError(
+                    f"TreeGPRegressor: paths entry {columns!r} must hold column indices in "
+                    f"[0, {d - 1}]."
+                )
+            patterns.append(frozenset(int(j) for j in columns))
+        return tuple(patterns)
 
-        The std is that of the latent function (observation noise excluded), in the units of
-        ``y``.
-        """
-        check_is_fitted(self)
-        X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
-        X_enc, active = self._encode(np.asarray(X, dtype=np.float64))
-        mean, var = self.model_.predict(X_enc, active)
-        if return_std:
-            return mean, np.sqrt(var)
-        return mean
 
-
-def _check_codes(values: np.ndarray, j: int) -> None:
+def _check_codes(values: np.ndarray, j: int, estimator: str) -> None:
     """Category codes must be non-negative integers."""
     if np.any(values < 0) or np.any(values != np.round(values)):
         bad = values[(values < 0) | (values != np.round(values))]
         raise ValueError(
-            f"CondGPRegressor: categorical column {j} must hold non-negative integer codes "
+            f"{estimator}: categorical column {j} must hold non-negative integer codes "
             f"(NaN when inactive); got {np.unique(bad)[:5].tolist()}."
         )
