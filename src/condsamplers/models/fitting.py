@@ -30,15 +30,17 @@ class NumericalError(RuntimeError):
 
 
 def robust_cholesky(K: torch.Tensor, log: bool = True) -> torch.Tensor:
-    """Cholesky factor of ``K``, adding diagonal jitter (logged) until it succeeds."""
+    """Cholesky factor of ``K`` (or of a batch of matrices), adding diagonal jitter (logged)
+    until it succeeds."""
     L, info = torch.linalg.cholesky_ex(K)
-    if int(info) == 0:
+    if not bool((info != 0).any()):
         return L
-    eye = torch.eye(K.shape[0], dtype=K.dtype)
-    jitter = 1e-8 * float(K.diagonal().mean().detach().clamp_min(1e-12))
+    eye = torch.eye(K.shape[-1], dtype=K.dtype)
+    diagonal = K.diagonal(dim1=-2, dim2=-1)
+    jitter = 1e-8 * float(diagonal.mean().detach().clamp_min(1e-12))
     for _ in range(_MAX_JITTER_TRIES):
         L, info = torch.linalg.cholesky_ex(K + jitter * eye)
-        if int(info) == 0:
+        if not bool((info != 0).any()):
             if log:
                 _logger.warning(
                     "Kernel matrix was not positive definite; added jitter %.1e to its diagonal.",

@@ -78,6 +78,8 @@ from condsamplers.space import FeatureSpec
 _logger = logging.getLogger(__name__)
 
 LEAF_INPUTS = ("path", "leaf")
+#: A warm-started fit also starts from the defaults once the data have grown by this factor.
+REFRESH_GROWTH = 1.1
 
 
 @dataclasses.dataclass(frozen=True)
@@ -136,11 +138,13 @@ class TreeStructure:
 
     def leaf_index(self, active: np.ndarray) -> np.ndarray:
         """Leaf of each row of ``active`` (``-1``: a pattern that is no known leaf)."""
+        active = np.asarray(active, dtype=bool)
+        if len(active) == 0:
+            return np.zeros(0, dtype=int)
         lookup = {leaf: p for p, leaf in enumerate(self.leaves)}
-        return np.array(
-            [lookup.get(frozenset(np.flatnonzero(row).tolist()), -1) for row in active],
-            dtype=int,
-        )
+        patterns, inverse = np.unique(active, axis=0, return_inverse=True)
+        found = [lookup.get(frozenset(np.flatnonzero(row).tolist()), -1) for row in patterns]
+        return np.asarray(found, dtype=int)[inverse.reshape(-1)]
 
     def describe(self, names: Sequence[str] | None = None) -> str:
         """The inner nodes and the leaves, one a line (column names if given)."""
@@ -211,6 +215,18 @@ def inner_features(
             else:
                 parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
     return torch.cat(parts, dim=1)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Bucket:
+    """Leaves of similar size, padded to the largest: ``rows (B, m)`` indices into the data
+    (padding 0), ``valid (B, m)`` 1 for real rows, ``masks (B, e)`` each leaf's embedding
+    coordinates."""
+
+    leaves: torch.Tensor
+    rows: torch.Tensor
+    valid: torch.Tensor
+    masks: torch.Tensor
 
 
 class TreeGP(Surrogate):
@@ -284,6 +300,7 @@ class TreeGP(Surrogate):
             int(p): torch.as_tensor(np.flatnonzero(self.leaf_of_ == p))
             for p in np.unique(self.leaf_of_)
         }
+        self.buckets_ = self._buckets()
 
     @property
     def n_leaves(self) -> int:
@@ -311,11 +328,22 @@ class TreeGP(Surrogate):
         return params
 
     def _starts(self) -> list[Params]:
+        """Cold fit: defaults and random restarts. Warm fit: the previous optimum, plus the
+        defaults once the data have grown by ``REFRESH_GROWTH`` since the last fit that
+        included them (between two BO steps the optimum moves little; the warm start then
+        converges in a few iterations while a start from the defaults takes tens)."""
         default = self._default_params()
         warm = self._warm_params(default)
-        if warm is not None:
-            return [warm, default]
-        return [default, *random_restarts(default, self.n_restarts, self.seed)]
+        n = len(self.z_)
+        if warm is None:
+            self.full_fit_n_ = n
+            return [default, *random_restarts(default, self.n_restarts, self.seed)]
+        last_full = int(self.warm_start.get("full_fit_n", 0))  # type: ignore[union-attr]
+        if n < REFRESH_GROWTH * last_full:
+            self.full_fit_n_ = last_full
+            return [warm]
+        self.full_fit_n_ = n
+        return [warm, default]
 
     def warm_start_state(self) -> dict[str, Any]:
         """What the next fit needs to start from this one (hyperparameters by meaning)."""
@@ -323,6 +351,7 @@ class TreeGP(Surrogate):
             "params": {k: v.detach().clone() for k, v in self.params_.items()},
             "leaves": self.structure_.leaves,
             "group_keys": self.layout_.group_keys,
+            "full_fit_n": self.full_fit_n_,
         }
 
     def _warm_params(self, default: Params) -> Params | None:
@@ -418,18 +447,57 @@ class TreeGP(Surrogate):
             factors.append((p, L, torch.linalg.solve_triangular(L, rhs, upper=False)))
         return factors
 
+    def _buckets(self) -> list[_Bucket]:
+        """Leaves with data, grouped by similar size and padded, for batched Cholesky."""
+        sizes = sorted((len(rows), p) for p, rows in self.rows_.items() if p >= 0)
+        groups: list[list[tuple[int, int]]] = []
+        for size, p in sizes:
+            smallest = groups[-1][0][0] if groups else 0
+            if not groups or size > max(1.5 * smallest, smallest + 8):
+                groups.append([])
+            groups[-1].append((size, p))
+        buckets = []
+        for group in groups:
+            m = group[-1][0]
+            rows = torch.zeros((len(group), m), dtype=torch.long)
+            valid = torch.zeros((len(group), m), dtype=torch.float64)
+            for b, (size, p) in enumerate(group):
+                rows[b, :size] = self.rows_[p]
+                valid[b, :size] = 1.0
+            leaves = torch.as_tensor([p for _, p in group])
+            masks = torch.stack([self._leaf_embedding_mask(p) for _, p in group])
+            buckets.append(_Bucket(leaves, rows, valid, masks))
+        return buckets
+
     def _log_evidence(self, params: Params) -> torch.Tensor:
-        """``log P(y)`` of eq. 3 for the standardised ``y``."""
+        """``log P(y)`` of eq. 3 for the standardised ``y``; leaves batched by size, padding
+        rows carrying an identity block (log-determinant 0, no residual, no features)."""
+        amplitude = torch.exp(params["log_amplitude"])[0]
+        noise = torch.exp(params["log_noise"])[0] + self.min_noise
+        emb = self._embedding(self.X_, self.active_, params)
         quad = torch.zeros((), dtype=torch.float64)
         log_det = torch.zeros((), dtype=torch.float64)
         d_c = self.Z_.shape[1]
         f_c = torch.zeros(d_c, dtype=torch.float64)
         gram = torch.zeros((d_c, d_c), dtype=torch.float64)
-        for _, L, A in self._leaf_factors(params):
-            quad = quad + A[:, 0] @ A[:, 0]
-            log_det = log_det + 2.0 * torch.log(L.diagonal()).sum()
-            f_c = f_c + A[:, 1:].T @ A[:, 0]
-            gram = gram + A[:, 1:].T @ A[:, 1:]
+        for bucket in self.buckets_:
+            E = emb[bucket.rows] * bucket.masks[:, None, :]
+            sq = (E * E).sum(-1)
+            sq = (sq[:, :, None] + sq[:, None, :] - 2.0 * E @ E.transpose(1, 2)).clamp_min(0.0)
+            both = bucket.valid[:, :, None] * bucket.valid[:, None, :]
+            eye = torch.eye(E.shape[1], dtype=torch.float64)
+            K = (
+                amplitude * matern52(sq) * both
+                + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
+            )
+            L = robust_cholesky(K, log=False)
+            r = (self.z_[bucket.rows] - params["offsets"][bucket.leaves][:, None]) * bucket.valid
+            rhs = torch.cat([r[..., None], self.Z_[bucket.rows] * bucket.valid[..., None]], dim=2)
+            A = torch.linalg.solve_triangular(L, rhs, upper=False)
+            quad = quad + (A[..., 0] ** 2).sum()
+            log_det = log_det + 2.0 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
+            f_c = f_c + torch.einsum("bmi,bm->i", A[..., 1:], A[..., 0])
+            gram = gram + torch.einsum("bmi,bmj->ij", A[..., 1:], A[..., 1:])
         if d_c:
             log_variance = params["log_variance_c"][torch.as_tensor(self.layout_.groups)]
             L_c = robust_cholesky(torch.diag(torch.exp(-log_variance)) + gram, log=False)
