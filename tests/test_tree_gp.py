@@ -196,3 +196,14 @@ def test_tree_gp_rejects_bad_options_and_bad_targets() -> None:
     y[0] = np.nan
     with pytest.raises(ValueError, match="NaN or inf"):
         TreeGP().fit(X, active, y, FEATURES)
+
+
+def test_warm_start_carries_over_when_a_new_leaf_and_new_inner_nodes_appear() -> None:
+    X, active, y = _data()
+    first = TreeGP(seed=0, max_iter=50).fit(X[:11], active[:11], y[:11], FeatureSpec(N_CATEGORIES))
+    assert len(first.structure_.leaves) == 2
+    state = first.warm_start_state()
+    second = TreeGP(seed=0, max_iter=50, warm_start=state).fit(X, active, y, FEATURES)
+    assert len(second.structure_.leaves) == 4
+    log_ml, mean, var = _joint_gp(second, X, active, X[:3], active[:3])
+    assert second.log_marginal_likelihood_ == pytest.approx(log_ml, abs=1e-8, rel=1e-8)

@@ -360,13 +360,15 @@ class TreeGP(Surrogate):
         if not state or state["params"]["log_omega"].shape != default["log_omega"].shape:
             return None
         old = state["params"]
-        params = {k: old[k].clone() if k in old else v.clone() for k, v in default.items()}
+        params = {
+            k: old[k].clone() if k in old and old[k].shape == v.shape else v.clone()
+            for k, v in default.items()
+        }
         old_leaf = {leaf: p for p, leaf in enumerate(state["leaves"])}
         for p, leaf in enumerate(self.structure_.leaves):
-            if leaf in old_leaf:
-                params["offsets"][p] = old["offsets"][old_leaf[leaf]]
-            else:
-                params["offsets"][p] = default["offsets"][p]
+            params["offsets"][p] = (
+                old["offsets"][old_leaf[leaf]] if leaf in old_leaf else default["offsets"][p]
+            )
         if not self.independent and "log_variance_c" in old:
             old_group = {key: g for g, key in enumerate(state["group_keys"])}
             params["log_variance_c"] = torch.stack(
