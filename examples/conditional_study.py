@@ -1,4 +1,4 @@
-"""The main job: a real conditional study with ArcGPSampler, stored in SQLite.
+"""The main job: a real conditional study with TreeGPSampler, stored in SQLite.
 
 Model selection on scikit-learn's digits data: an SVC (with a kernel-dependent ``gamma`` or
 ``degree``), a random forest or a small neural network (with 1 to 3 layers, each with its own
@@ -27,7 +27,7 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 from threadpoolctl import threadpool_limits
 
-from condsamplers import ArcGPSampler
+from condsamplers import TreeGPSampler
 
 
 def make_model(trial: optuna.Trial):
@@ -78,7 +78,7 @@ def main() -> None:
     args = parser.parse_args()
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = ArcGPSampler(seed=args.seed)
+    sampler = TreeGPSampler(seed=args.seed)
     study = optuna.create_study(
         study_name=args.study_name,
         storage=args.storage,
