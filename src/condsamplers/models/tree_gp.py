@@ -62,7 +62,13 @@ from typing import Any
 import numpy as np
 import torch
 
-from condsamplers.kernels import MaternKernel, log_omega_prior, matern52, one_hot
+from condsamplers.kernels import (
+    MaternKernel,
+    log_omega_prior,
+    matern52,
+    one_hot,
+    squared_distances,
+)
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
@@ -227,6 +233,10 @@ class _Bucket:
     rows: torch.Tensor
     valid: torch.Tensor
     masks: torch.Tensor
+
+
+#: One leaf's Cholesky factor ``L_p`` and ``L_p^-1 [r_p, Z_p]``.
+_LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
 
 
 class TreeGP(Surrogate):
@@ -417,9 +427,8 @@ class TreeGP(Surrogate):
     ) -> torch.Tensor:
         """``K_p`` between two sets of rows of leaf ``p`` (``s * matern52`` on its columns)."""
         mask = self._leaf_embedding_mask(p)
-        a, b = emb_a * mask, emb_b * mask
-        sq = (a * a).sum(-1)[:, None] + (b * b).sum(-1)[None, :] - 2.0 * a @ b.T
-        return torch.exp(params["log_amplitude"])[0] * matern52(sq.clamp_min(0.0))
+        sq = squared_distances(emb_a * mask, emb_b * mask)
+        return torch.exp(params["log_amplitude"])[0] * matern52(sq)
 
     def _leaf_embedding_mask(self, p: int) -> torch.Tensor:
         """Which embedding coordinates belong to leaf ``p``'s input columns."""
@@ -433,25 +442,9 @@ class TreeGP(Surrogate):
             self.masks_[p] = torch.as_tensor(keep, dtype=torch.float64)
         return self.masks_[p]
 
-    def _leaf_factors(self, params: Params) -> list[tuple[int, torch.Tensor, torch.Tensor]]:
-        """``(p, L_p, A_p)`` per leaf with data; ``A_p = L_p^-1 [r_p, Z_p]``."""
-        noise = torch.exp(params["log_noise"])[0] + self.min_noise
-        emb = self._embedding(self.X_, self.active_, params)
-        factors = []
-        for p, rows in self.rows_.items():
-            if p < 0:
-                continue
-            e = emb[rows]
-            K = self._leaf_covariance(p, e, e, params)
-            L = robust_cholesky(K + noise * torch.eye(len(rows), dtype=torch.float64), log=False)
-            r = self.z_[rows] - params["offsets"][p]
-            rhs = torch.cat([r[:, None], self.Z_[rows]], dim=1)
-            factors.append((p, L, torch.linalg.solve_triangular(L, rhs, upper=False)))
-        return factors
-
     def _buckets(self) -> list[_Bucket]:
         """Leaves with data, grouped by similar size and padded, for batched Cholesky."""
-        sizes = sorted((len(rows), p) for p, rows in self.rows_.items() if p >= 0)
+        sizes = sorted((len(rows), p) for p, rows in self.rows_.items())
         groups: list[list[tuple[int, int]]] = []
         for size, p in sizes:
             smallest = groups[-1][0][0] if groups else 0
@@ -471,9 +464,15 @@ class TreeGP(Surrogate):
             buckets.append(_Bucket(leaves, rows, valid, masks))
         return buckets
 
-    def _log_evidence(self, params: Params) -> torch.Tensor:
-        """``log P(y)`` of eq. 3 for the standardised ``y``; leaves batched by size, padding
-        rows carrying an identity block (log-determinant 0, no residual, no features)."""
+    def _leaf_terms(
+        self, params: Params, log: bool
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[_LeafFactor]]:
+        """The per-leaf sums of eq. 3: ``sum r_p^T M_p^-1 r_p``, ``sum log|M_p|``, ``f_c``,
+        ``sum Z_p^T M_p^-1 Z_p``, and each leaf's ``(p, L_p, A_p = L_p^-1 [r_p, Z_p])``.
+
+        Leaves are batched by size; padding rows carry an identity block (log-determinant 0,
+        no residual, no features), so each leaf's factor is the top-left block of its batch's.
+        """
         amplitude = torch.exp(params["log_amplitude"])[0]
         noise = torch.exp(params["log_noise"])[0] + self.min_noise
         emb = self._embedding(self.X_, self.active_, params)
@@ -482,6 +481,7 @@ class TreeGP(Surrogate):
         d_c = self.Z_.shape[1]
         f_c = torch.zeros(d_c, dtype=torch.float64)
         gram = torch.zeros((d_c, d_c), dtype=torch.float64)
+        factors: list[_LeafFactor] = []
         for bucket in self.buckets_:
             E = emb[bucket.rows] * bucket.masks[:, None, :]
             sq = (E * E).sum(-1)
@@ -492,7 +492,7 @@ class TreeGP(Surrogate):
                 amplitude * matern52(sq) * both
                 + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
             )
-            L = robust_cholesky(K, log=False)
+            L = robust_cholesky(K, log=log)
             r = (self.z_[bucket.rows] - params["offsets"][bucket.leaves][:, None]) * bucket.valid
             rhs = torch.cat([r[..., None], self.Z_[bucket.rows] * bucket.valid[..., None]], dim=2)
             A = torch.linalg.solve_triangular(L, rhs, upper=False)
@@ -500,12 +500,29 @@ class TreeGP(Surrogate):
             log_det = log_det + 2.0 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
             f_c = f_c + torch.einsum("bmi,bm->i", A[..., 1:], A[..., 0])
             gram = gram + torch.einsum("bmi,bmj->ij", A[..., 1:], A[..., 1:])
-        if d_c:
-            log_variance = params["log_variance_c"][torch.as_tensor(self.layout_.groups)]
-            L_c = robust_cholesky(torch.diag(torch.exp(-log_variance)) + gram, log=False)
+            for b, p in enumerate(bucket.leaves.tolist()):
+                size = len(self.rows_[p])
+                factors.append((p, L[b, :size, :size], A[b, :size]))
+        return quad, log_det, f_c, gram, factors
+
+    def _log_variance_c(self, params: Params) -> torch.Tensor:
+        """Log of the diagonal of ``Sigma_c``, one entry per feature of ``z(x)``."""
+        return params["log_variance_c"][torch.as_tensor(self.layout_.groups)]
+
+    def _c_precision_factor(self, params: Params, gram: torch.Tensor, log: bool) -> torch.Tensor:
+        """Cholesky factor of ``Lambda_c = Sigma_c^-1 + sum_p Z_p^T M_p^-1 Z_p``."""
+        diagonal = torch.exp(-self._log_variance_c(params))
+        return robust_cholesky(torch.diag(diagonal) + gram, log=log)
+
+    def _log_evidence(self, params: Params) -> torch.Tensor:
+        """``log P(y)`` of eq. 3 for the standardised ``y``."""
+        quad, log_det, f_c, gram, _ = self._leaf_terms(params, log=False)
+        if len(f_c):
+            L_c = self._c_precision_factor(params, gram, log=False)
             u = torch.linalg.solve_triangular(L_c, f_c[:, None], upper=False)[:, 0]
             quad = quad - u @ u
-            log_det = log_det + log_variance.sum() + 2.0 * torch.log(L_c.diagonal()).sum()
+            log_det = log_det + self._log_variance_c(params).sum()
+            log_det = log_det + 2.0 * torch.log(L_c.diagonal()).sum()
         n = len(self.z_)
         return -0.5 * quad - 0.5 * log_det - 0.5 * n * math.log(2.0 * math.pi)
 
@@ -515,19 +532,14 @@ class TreeGP(Surrogate):
         with torch.no_grad():
             params = self.params_
             self.train_embedding_ = self._embedding(self.X_, self.active_, params)
+            _, _, f_c, gram, factors = self._leaf_terms(params, log=True)
             self.leaf_cache_: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
-            d_c = self.Z_.shape[1]
-            f_c = torch.zeros(d_c, dtype=torch.float64)
-            gram = torch.zeros((d_c, d_c), dtype=torch.float64)
-            for p, L, A in self._leaf_factors(params):
+            for p, L, A in factors:
                 solved = torch.linalg.solve_triangular(L.T, A, upper=True)  # M_p^-1 [r_p, Z_p]
                 self.leaf_cache_[p] = (L, solved[:, 0], solved[:, 1:])
-                f_c = f_c + A[:, 1:].T @ A[:, 0]
-                gram = gram + A[:, 1:].T @ A[:, 1:]
-            if d_c:
-                groups = torch.as_tensor(self.layout_.groups)
-                self.variance_c_ = torch.exp(params["log_variance_c"][groups])
-                self.L_c_ = robust_cholesky(torch.diag(1.0 / self.variance_c_) + gram)
+            if len(f_c):
+                self.variance_c_ = torch.exp(self._log_variance_c(params))
+                self.L_c_ = self._c_precision_factor(params, gram, log=True)
                 self.mu_c_ = torch.cholesky_solve(f_c[:, None], self.L_c_)[:, 0]
             else:
                 self.variance_c_ = torch.zeros(0, dtype=torch.float64)
