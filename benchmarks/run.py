@@ -119,6 +119,10 @@ def _gp(seed: int, n_startup_trials: int) -> BaseSampler:
 SAMPLERS: dict[str, SamplerFactory] = {
     "treegp": condsamplers_factory("TreeGPSampler"),
     "treegp-joint": condsamplers_factory("TreeGPSampler", acquisition="joint"),
+    "treegp-linear": condsamplers_factory("TreeGPSampler", inner_basis="linear"),
+    "treegp-linear-joint": condsamplers_factory(
+        "TreeGPSampler", inner_basis="linear", acquisition="joint"
+    ),
     "treegp-leaf": condsamplers_factory("TreeGPSampler", leaf_inputs="leaf"),
     "independent": condsamplers_factory("TreeGPSampler", independent=True, acquisition="joint"),
     "arcgp": condsamplers_factory("ArcGPSampler"),
@@ -630,6 +634,7 @@ def _report_header(results: Results, argv: Sequence[str], results_path: Path) ->
         lines.append(
             f"- `{entry['command']}` ({entry['date']}; Python {entry['python']}, "
             f"Optuna {entry['optuna']}, {entry['machine']})"
+            + (f"; note: {entry['note']}" if "note" in entry else "")
         )
     lines += [
         "",

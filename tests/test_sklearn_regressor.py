@@ -20,6 +20,7 @@ torch.set_num_threads(1)
         CondGPRegressor(kernel="matern"),
         TreeGPRegressor(),
         TreeGPRegressor(independent=True, leaf_inputs="leaf"),
+        TreeGPRegressor(inner_basis="linear"),
     ]
 )
 def test_sklearn_estimator_checks(estimator: CondGPRegressor, check) -> None:
@@ -146,7 +147,11 @@ def test_infinite_input_is_rejected() -> None:
         model.predict(bad)
 
 
-@pytest.mark.parametrize("options", [{}, {"independent": True}], ids=["tree", "independent"])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"independent": True}, {"inner_basis": "linear"}],
+    ids=["tree", "independent", "linear"],
+)
 def test_tree_regressor_fits_conditional_function_better_than_the_mean(options: dict) -> None:
     X, y = conditional_data(90, seed=0)
     X_test, y_test = conditional_data(60, seed=1)
@@ -171,6 +176,7 @@ def test_tree_regressor_takes_given_paths_and_predicts_an_unseen_leaf() -> None:
     ("options", "message"),
     [
         ({"leaf_inputs": "nodes"}, "leaf_inputs"),
+        ({"inner_basis": "cubic"}, "inner_basis"),
         ({"independent": "yes"}, "independent"),
         ({"paths": [[0, 9]]}, "paths"),
         ({"paths": "0,1"}, "paths"),

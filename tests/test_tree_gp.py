@@ -101,8 +101,8 @@ def _joint_gp(model: TreeGP, X, active, X_test, active_test):
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"leaf_inputs": "leaf"}, {"independent": True}],
-    ids=["tree-path-inputs", "tree-leaf-inputs", "independent"],
+    [{}, {"leaf_inputs": "leaf"}, {"independent": True}, {"inner_basis": "linear"}],
+    ids=["tree-path-inputs", "tree-leaf-inputs", "independent", "linear-inner-basis"],
 )
 def test_tree_gp_equals_the_joint_gp_with_the_induced_kernel(options: dict) -> None:
     X, active, y = _data()
@@ -168,6 +168,24 @@ def test_shared_information_reaches_a_leaf_with_little_data() -> None:
     assert err_tree < 0.5 * err_independent
 
 
+def test_fourier_basis_carries_a_non_linear_shared_effect_to_a_leaf_with_little_data() -> None:
+    """A bump in a shared column, learnt on leaf 0, is predicted on leaf 1 (two points) by the
+    Fourier inner basis (sec. 4.3) and not by the linear one (sec. 2.4)."""
+    rng = np.random.default_rng(3)
+    X, active = _random_rows(rng, [0] * 30 + [1] * 2)
+
+    def bump(x: np.ndarray) -> np.ndarray:
+        return np.exp(-((x - 0.5) ** 2) / 0.05)
+
+    y = bump(X[:, 1])
+    X_t, active_t = _random_rows(np.random.default_rng(4), [1] * 40)
+    errors = {}
+    for basis in ("linear", "fourier"):
+        model = TreeGP(seed=0, inner_basis=basis).fit(X, active, y, FEATURES)
+        errors[basis] = np.abs(model.predict(X_t, active_t)[0] - bump(X_t[:, 1])).mean()
+    assert errors["fourier"] < 0.5 * errors["linear"]
+
+
 def test_condition_on_keeps_hyperparameters_and_shrinks_variance() -> None:
     X, active, y = _data()
     model = TreeGP(seed=0, max_iter=50).fit(X, active, y, FEATURES)
@@ -192,6 +210,8 @@ def test_tree_gp_handles_duplicates_a_single_point_and_a_constant_objective() ->
 def test_tree_gp_rejects_bad_options_and_bad_targets() -> None:
     with pytest.raises(ValueError, match="leaf_inputs"):
         TreeGP(leaf_inputs="nodes")
+    with pytest.raises(ValueError, match="inner_basis"):
+        TreeGP(inner_basis="quadratic")
     X, active, y = _data()
     y[0] = np.nan
     with pytest.raises(ValueError, match="NaN or inf"):

@@ -52,8 +52,13 @@ def test_two_step_searches_the_path_with_the_best_path_ei_only() -> None:
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"acquisition": "joint"}, {"independent": True, "acquisition": "joint"}],
-    ids=["two-step", "joint", "independent"],
+    [
+        {},
+        {"acquisition": "joint"},
+        {"independent": True, "acquisition": "joint"},
+        {"inner_basis": "linear"},
+    ],
+    ids=["two-step", "joint", "independent", "linear-inner-basis"],
 )
 def test_every_variant_finds_the_best_leaf(options: dict) -> None:
     sampler = TreeGPSampler(seed=0, n_startup_trials=6, **FAST, **options)
@@ -68,6 +73,7 @@ def test_every_variant_finds_the_best_leaf(options: dict) -> None:
     [
         ({"acquisition": "path"}, "acquisition"),
         ({"leaf_inputs": "all"}, "leaf_inputs"),
+        ({"inner_basis": "rff"}, "inner_basis"),
         ({"independent": True}, "acquisition='joint'"),
     ],
 )

@@ -9,7 +9,9 @@ Model (eq. 1, with the random *linear* inner-node functions of sec. 2.4)::
 ``z(x)`` concatenates the feature vectors ``r_v(x)`` of the inner nodes ``v`` on the path of
 ``x`` (zeros for the other nodes): an intercept 1 (sec. 2.1) and the values of the *shared*
 parameters that live at ``v`` (sec. 2.4; numerical columns centred, ``x - 1/2``, categorical
-ones one-hot).
+ones one-hot); with ``inner_basis="fourier"`` (the default) also ``N_FOURIER`` random Fourier
+features of the node's numerical shared columns (the basis expansion of sec. 4.3,
+:class:`FourierBasis`), so that shared parameters act non-linearly across leaves.
 
 **The tree from a conditional space.** A leaf is a path of the inferred tree, i.e. a set of
 active columns (``FeatureSpec.leaf_patterns``, else the distinct active patterns of the data).
@@ -84,6 +86,13 @@ from condsamplers.space import FeatureSpec
 _logger = logging.getLogger(__name__)
 
 LEAF_INPUTS = ("path", "leaf")
+INNER_BASES = ("linear", "fourier")
+#: Random Fourier features per inner node with ``inner_basis="fourier"`` (sec. 4.3).
+N_FOURIER = 16
+#: Prior mean (and default) of the log length scale of the Fourier features, unit-cube units.
+FOURIER_LOG_LENGTHSCALE = math.log(0.5)
+#: Degrees of freedom of the Student-t frequencies: the spectral density of Matern-5/2.
+_MATERN_NU = 5.0
 #: A warm-started fit also starts from the defaults once the data have grown by this factor.
 REFRESH_GROWTH = 1.1
 
@@ -184,9 +193,13 @@ class _Features:
         return len(self.group_keys)
 
 
-def _feature_layout(structure: TreeStructure, features: FeatureSpec) -> _Features:
+def _numerical_columns(node: InnerNode, features: FeatureSpec) -> list[int]:
+    return [j for j in node.columns if features.n_categories[j] == 0]
+
+
+def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str) -> _Features:
     groups: list[int] = []
-    keys: list[tuple[tuple[int, ...], int | None]] = []
+    keys: list[tuple[tuple[int, ...], int | str | None]] = []
     for node in structure.inner_nodes:
         node_key = tuple(sorted(node.leaves)) if node.is_root else node.columns
         keys.append((node_key, None))
@@ -194,19 +207,59 @@ def _feature_layout(structure: TreeStructure, features: FeatureSpec) -> _Feature
         for j in node.columns:
             keys.append((node_key, j))
             groups += [len(keys) - 1] * max(1, int(features.n_categories[j]))
+        if basis == "fourier" and _numerical_columns(node, features):
+            keys.append((node_key, "fourier"))
+            groups += [len(keys) - 1] * N_FOURIER
     return _Features(np.array(groups, dtype=int), tuple(keys))
 
 
+@dataclasses.dataclass(frozen=True)
+class FourierBasis:
+    """Random Fourier features (Rahimi & Recht 2007) of the numerical shared columns of each
+    inner node: ``sqrt(2 / M) cos(W_v x_v / l_v + phase_v)``, the paper's non-linear extension
+    (sec. 4.3). ``W_v`` are standard Student-t(5) draws (the spectral density of a Matern-5/2
+    kernel), fixed per node; the length scale ``l_v`` is a hyperparameter fitted with the rest.
+    """
+
+    frequencies: tuple[torch.Tensor | None, ...]
+    phases: tuple[torch.Tensor | None, ...]
+
+    @classmethod
+    def draw(cls, structure: TreeStructure, features: FeatureSpec) -> FourierBasis:
+        """Frequencies from a fixed stream: the same tree always gets the same basis."""
+        rng = np.random.default_rng(20170806)
+        frequencies: list[torch.Tensor | None] = []
+        phases: list[torch.Tensor | None] = []
+        for node in structure.inner_nodes:
+            d = len(_numerical_columns(node, features))
+            if d == 0:
+                frequencies.append(None)
+                phases.append(None)
+                continue
+            normal = rng.standard_normal((d, N_FOURIER))
+            scale = np.sqrt(_MATERN_NU / rng.chisquare(_MATERN_NU, N_FOURIER))
+            frequencies.append(torch.as_tensor(normal * scale))
+            phases.append(torch.as_tensor(rng.uniform(0.0, 2.0 * np.pi, N_FOURIER)))
+        return cls(tuple(frequencies), tuple(phases))
+
+
 def inner_features(
-    structure: TreeStructure, features: FeatureSpec, X: torch.Tensor, active: torch.Tensor
+    structure: TreeStructure,
+    features: FeatureSpec,
+    X: torch.Tensor,
+    active: torch.Tensor,
+    fourier: FourierBasis | None = None,
+    log_lengthscales: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """``z(x)`` of each row (sec. 2.4): per inner node on the path, ``[1, r_v(x)]``; zeros off it.
 
-    Differentiable in the numerical columns of ``X``.
+    With ``fourier`` (and one log length scale per inner node), ``r_v(x)`` also holds the
+    random Fourier features of the node's numerical columns (sec. 4.3). Differentiable in the
+    numerical columns of ``X`` and in ``log_lengthscales``.
     """
     on = active.to(X.dtype)
     parts = []
-    for node in structure.inner_nodes:
+    for v, node in enumerate(structure.inner_nodes):
         if node.is_root:
             member = torch.ones(X.shape[0], dtype=X.dtype)
         elif node.columns:
@@ -220,6 +273,12 @@ def inner_features(
                 parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
             else:
                 parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
+        if fourier is not None and fourier.frequencies[v] is not None:
+            assert log_lengthscales is not None
+            x_v = X[:, _numerical_columns(node, features)]
+            angle = x_v @ fourier.frequencies[v] * torch.exp(-log_lengthscales[v])
+            parts.append(math.sqrt(2.0 / N_FOURIER) * torch.cos(angle + fourier.phases[v]))
+            parts[-1] = parts[-1] * member[:, None]
     return torch.cat(parts, dim=1)
 
 
@@ -248,6 +307,9 @@ class TreeGP(Surrogate):
         leaf_inputs: ``"path"`` (leaf GP over every column active on the path) or ``"leaf"``
             (only the columns of that leaf alone, the paper's setting).
         independent: ``c = 0``, independent GPs per leaf (the paper's baseline).
+        inner_basis: ``"linear"`` (sec. 2.4: intercept and shared values) or ``"fourier"``
+            (also ``N_FOURIER`` random Fourier features of each node's numerical shared
+            columns, sec. 4.3: shared parameters then act non-linearly across leaves too).
         n_restarts: random restarts of a cold hyperparameter fit.
         seed: seed of the random restarts.
         warm_start: what :meth:`warm_start_state` returned after a previous fit.
@@ -268,9 +330,13 @@ class TreeGP(Surrogate):
         warm_start: dict[str, Any] | None = None,
         max_iter: int = 200,
         min_noise: float = MIN_NOISE,
+        inner_basis: str = "fourier",
     ) -> None:
         if leaf_inputs not in LEAF_INPUTS:
             raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
+        if inner_basis not in INNER_BASES:
+            raise ValueError(f"inner_basis must be one of {INNER_BASES}; got {inner_basis!r}.")
+        self.inner_basis = inner_basis
         if not min_noise > 0:
             raise ValueError(f"min_noise must be positive; got {min_noise!r}.")
         self.leaf_inputs = leaf_inputs
@@ -293,7 +359,10 @@ class TreeGP(Surrogate):
         self.structure_ = TreeStructure.from_leaves(
             [*known, *observed], features.n_features, self.leaf_inputs
         )
-        self.layout_ = _feature_layout(self.structure_, features)
+        self.layout_ = _feature_layout(self.structure_, features, self._basis)
+        self.fourier_ = (
+            FourierBasis.draw(self.structure_, features) if self._basis == "fourier" else None
+        )
         self._set_data(X, active, z)
         self.params_ = self._optimise_hyperparameters()
         self._factorise()
@@ -305,7 +374,9 @@ class TreeGP(Surrogate):
         self.z_ = z
         self.masks_: dict[int, torch.Tensor] = {}
         self.leaf_of_ = self.structure_.leaf_index(np.asarray(active, dtype=bool))
-        self.Z_ = self.inner_features(self.X_, self.active_).detach()
+        # The Fourier basis depends on fitted length scales: recomputed per evaluation instead.
+        linear = self.fourier_ is None
+        self.Z_ = self.inner_features(self.X_, self.active_).detach() if linear else None
         self.rows_ = {
             int(p): torch.as_tensor(np.flatnonzero(self.leaf_of_ == p))
             for p in np.unique(self.leaf_of_)
@@ -316,11 +387,36 @@ class TreeGP(Surrogate):
     def n_leaves(self) -> int:
         return len(self.structure_.leaves)
 
-    def inner_features(self, X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
-        """``z(x)`` of each row; an empty ``(n, 0)`` matrix for the independent model."""
+    @property
+    def _basis(self) -> str:
+        return "linear" if self.independent else self.inner_basis
+
+    def inner_features(
+        self, X: torch.Tensor, active: torch.Tensor, params: Params | None = None
+    ) -> torch.Tensor:
+        """``z(x)`` of each row; an empty ``(n, 0)`` matrix for the independent model.
+
+        ``params`` (default: the fitted ones) matter only for the Fourier basis.
+        """
         if self.independent:
             return torch.zeros((X.shape[0], 0), dtype=torch.float64)
-        return inner_features(self.structure_, self.features_, X, active)
+        if self.fourier_ is None:
+            return inner_features(self.structure_, self.features_, X, active)
+        params = self.params_ if params is None else params
+        return inner_features(
+            self.structure_,
+            self.features_,
+            X,
+            active,
+            self.fourier_,
+            params["log_fourier_lengthscale"],
+        )
+
+    def _training_features(self, params: Params) -> torch.Tensor:
+        """``z(x_i)`` of the training rows (fixed, except the Fourier basis's length scales)."""
+        if self.Z_ is not None:
+            return self.Z_
+        return self.inner_features(self.X_, self.active_, params)
 
     def _default_params(self) -> Params:
         d = self.features_.n_features
@@ -335,6 +431,11 @@ class TreeGP(Surrogate):
         }
         if not self.independent:
             params["log_variance_c"] = torch.zeros(self.layout_.n_groups, dtype=torch.float64)
+        if self._basis == "fourier":
+            n_nodes = len(self.structure_.inner_nodes)
+            params["log_fourier_lengthscale"] = torch.full(
+                (n_nodes,), FOURIER_LOG_LENGTHSCALE, dtype=torch.float64
+            )
         return params
 
     def _starts(self) -> list[Params]:
@@ -415,6 +516,9 @@ class TreeGP(Surrogate):
         if not self.independent:
             variance = torch.exp(params["log_variance_c"])
             log_prior = log_prior + gamma_log_prior(variance, 2.0, 1.0).sum()
+        if "log_fourier_lengthscale" in params:
+            shift = params["log_fourier_lengthscale"] - FOURIER_LOG_LENGTHSCALE
+            log_prior = log_prior - 0.5 * (shift**2).sum()
         return self._log_evidence(params) + log_prior
 
     # -- the pieces of eq. 3 ---------------------------------------------------------------
@@ -478,7 +582,8 @@ class TreeGP(Surrogate):
         emb = self._embedding(self.X_, self.active_, params)
         quad = torch.zeros((), dtype=torch.float64)
         log_det = torch.zeros((), dtype=torch.float64)
-        d_c = self.Z_.shape[1]
+        Z = self._training_features(params)
+        d_c = Z.shape[1]
         f_c = torch.zeros(d_c, dtype=torch.float64)
         gram = torch.zeros((d_c, d_c), dtype=torch.float64)
         factors: list[_LeafFactor] = []
@@ -494,7 +599,7 @@ class TreeGP(Surrogate):
             )
             L = robust_cholesky(K, log=log)
             r = (self.z_[bucket.rows] - params["offsets"][bucket.leaves][:, None]) * bucket.valid
-            rhs = torch.cat([r[..., None], self.Z_[bucket.rows] * bucket.valid[..., None]], dim=2)
+            rhs = torch.cat([r[..., None], Z[bucket.rows] * bucket.valid[..., None]], dim=2)
             A = torch.linalg.solve_triangular(L, rhs, upper=False)
             quad = quad + (A[..., 0] ** 2).sum()
             log_det = log_det + 2.0 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
@@ -612,6 +717,7 @@ class TreeGP(Surrogate):
             self.warm_start,
             self.max_iter,
             self.min_noise,
+            self.inner_basis,
         )
         other.y_mean_, other.y_std_ = self.y_mean_, self.y_std_
         other.features_ = self.features_
@@ -620,6 +726,7 @@ class TreeGP(Surrogate):
             frozenset(np.flatnonzero(row).tolist()) for row in active
         )
         other.layout_ = self.layout_
+        other.fourier_ = self.fourier_
         offsets = torch.zeros(other.n_leaves, dtype=torch.float64)
         offsets[: self.n_leaves] = self.params_["offsets"]
         other.params_ = {**self.params_, "offsets": offsets}

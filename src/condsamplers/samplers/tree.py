@@ -8,7 +8,7 @@ from typing import Any
 from optuna.samplers import BaseSampler
 
 from condsamplers.models.base import Surrogate
-from condsamplers.models.tree_gp import LEAF_INPUTS, TreeGP
+from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
 from condsamplers.samplers.base import ConditionalSampler
 
 ACQUISITIONS = ("two_step", "joint")
@@ -18,8 +18,9 @@ class TreeGPSampler(ConditionalSampler):
     """Bayesian optimisation with Jenatton et al.'s tree GP, on the tree inferred from trials.
 
     Each path of the inferred conditional tree is a leaf with its own GP; parameters shared by
-    several paths live at inner nodes as random linear functions (sec. 2.4), which carry what
-    one path teaches to the others (:class:`condsamplers.models.tree_gp.TreeGP`). Fitting costs
+    several paths live at inner nodes as random linear functions of their values and of random
+    Fourier features of them (sec. 2.4 and 4.3), which carry what one path teaches the others
+    (:class:`condsamplers.models.tree_gp.TreeGP`). Fitting costs
     ``O(V^3 + sum_p n_p^3)`` instead of the ``O(n^3)`` of a joint kernel. Usage::
 
         study = optuna.create_study(sampler=TreeGPSampler(seed=0))
@@ -32,6 +33,9 @@ class TreeGPSampler(ConditionalSampler):
             path EI, so it needs ``acquisition="joint"``.
         leaf_inputs: ``"path"`` (a leaf GP sees every parameter active on its path) or
             ``"leaf"`` (only the parameters of that path alone, as in the paper's experiments).
+        inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (sec. 4.3: random Fourier
+            features of the shared parameters, so what one path teaches the others about them
+            is non-linear).
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts:
             see :class:`condsamplers.samplers.base.ConditionalSampler`.
     """
@@ -42,6 +46,7 @@ class TreeGPSampler(ConditionalSampler):
         acquisition: str = "two_step",
         independent: bool = False,
         leaf_inputs: str = "path",
+        inner_basis: str = "fourier",
         seed: int | None = None,
         n_startup_trials: int = 10,
         independent_sampler: BaseSampler | None = None,
@@ -53,6 +58,8 @@ class TreeGPSampler(ConditionalSampler):
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}; got {acquisition!r}.")
         if leaf_inputs not in LEAF_INPUTS:
             raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
+        if inner_basis not in INNER_BASES:
+            raise ValueError(f"inner_basis must be one of {INNER_BASES}; got {inner_basis!r}.")
         if independent and acquisition == "two_step":
             raise ValueError(
                 "independent=True has no path EI (the inner-node weights c are 0); "
@@ -68,11 +75,13 @@ class TreeGPSampler(ConditionalSampler):
         )
         self._independent = bool(independent)
         self._leaf_inputs = leaf_inputs
+        self._inner_basis = inner_basis
         self._settings = dataclasses.replace(self._settings, two_step=acquisition == "two_step")
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
         return TreeGP(
             leaf_inputs=self._leaf_inputs,
+            inner_basis=self._inner_basis,
             independent=self._independent,
             n_restarts=self._n_restarts,
             seed=seed,

@@ -24,7 +24,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from condsamplers.kernels import KERNELS
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import MIN_NOISE, ExactGP
-from condsamplers.models.tree_gp import LEAF_INPUTS, TreeGP
+from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
 from condsamplers.space import FeatureSpec
 
 __all__ = ["CondGPRegressor", "TreeGPRegressor"]
@@ -264,7 +264,8 @@ class TreeGPRegressor(_ConditionalRegressor):
 
     The model is :class:`~condsamplers.models.tree_gp.TreeGP` (eq. 1 with the random linear
     inner-node functions of sec. 2.4): one Matern-5/2 GP per leaf of the tree, plus linear
-    functions of the shared features at the inner nodes, whose weights are integrated out
+    functions of the shared features at the inner nodes (their values and, by default, random
+    Fourier features of them, sec. 4.3), whose weights are integrated out
     (eq. 3-4). The tree's leaves are the distinct patterns of active (non-``NaN``) columns of
     the training ``X``, or ``paths`` if given; inner nodes hold the columns active on several
     leaves. A row at predict time whose pattern is no leaf gets the prior of its inner nodes.
@@ -273,6 +274,8 @@ class TreeGPRegressor(_ConditionalRegressor):
         leaf_inputs: ``"path"``: each leaf GP sees every column active on that leaf;
             ``"leaf"``: only the columns active on that leaf alone (shared ones act linearly).
         independent: ``c = 0``: independent GPs per leaf (the paper's baseline).
+        inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (sec. 4.3: random Fourier
+            features of the shared columns, so they act non-linearly across leaves).
         paths: the leaves, as lists of column indices active together (one list per leaf);
             leaves without training rows are allowed. ``None``: the patterns seen in ``fit``.
         n_restarts, categorical_features, random_state, min_noise: as for
@@ -289,6 +292,7 @@ class TreeGPRegressor(_ConditionalRegressor):
         self,
         leaf_inputs: str = "path",
         independent: bool = False,
+        inner_basis: str = "fourier",
         paths: Sequence[Sequence[int]] | None = None,
         n_restarts: int = 2,
         categorical_features: Sequence[int] | None = None,
@@ -297,6 +301,7 @@ class TreeGPRegressor(_ConditionalRegressor):
     ) -> None:
         self.leaf_inputs = leaf_inputs
         self.independent = independent
+        self.inner_basis = inner_basis
         self.paths = paths
         self.n_restarts = n_restarts
         self.categorical_features = categorical_features
@@ -307,6 +312,7 @@ class TreeGPRegressor(_ConditionalRegressor):
         return TreeGP(
             leaf_inputs=self.leaf_inputs,
             independent=bool(self.independent),
+            inner_basis=self.inner_basis,
             n_restarts=int(self.n_restarts),
             seed=seed,
             min_noise=float(self.min_noise),
@@ -317,6 +323,11 @@ class TreeGPRegressor(_ConditionalRegressor):
             raise ValueError(
                 f"TreeGPRegressor: leaf_inputs={self.leaf_inputs!r} is not known; "
                 f"use one of {LEAF_INPUTS}."
+            )
+        if self.inner_basis not in INNER_BASES:
+            raise ValueError(
+                f"TreeGPRegressor: inner_basis={self.inner_basis!r} is not known; "
+                f"use one of {INNER_BASES}."
             )
         if not isinstance(self.independent, (bool, np.bool_)):
             raise ValueError(
