@@ -16,13 +16,14 @@ from optuna.testing.pytest_samplers import (
     SingleOnlySamplerTestCase,
 )
 
-from condsamplers import ArcGPSampler, TreeGPSampler
+from condsamplers import ArcGPSampler, BNGPSampler, TreeGPSampler
 
 FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0)
 
 SAMPLER_FACTORIES: dict[str, Callable[[], BaseSampler]] = {
     # n_startup_trials=1 so the suite's few-trial tests reach the model.
     "arcgp": lambda: ArcGPSampler(seed=0, n_startup_trials=1, **FAST),
+    "bngp": lambda: BNGPSampler(seed=0, n_startup_trials=1, **FAST),
     "treegp": lambda: TreeGPSampler(seed=0, n_startup_trials=1, **FAST),
     "treegp-independent": lambda: TreeGPSampler(
         seed=0, n_startup_trials=1, independent=True, acquisition="joint", **FAST

@@ -12,7 +12,7 @@ import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 
-from condsamplers import ArcGPSampler, TreeGPSampler
+from condsamplers import ArcGPSampler, BNGPSampler, TreeGPSampler
 from condsamplers.samplers.base import ConditionalSampler
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -28,6 +28,7 @@ def _tree(trial: optuna.Trial) -> float:
 
 SAMPLER_CLASSES: dict[str, type[ConditionalSampler]] = {
     "arcgp": ArcGPSampler,
+    "bngp": BNGPSampler,
     "treegp": TreeGPSampler,
 }
 

@@ -18,6 +18,7 @@ torch.set_num_threads(1)
     [
         CondGPRegressor(),
         CondGPRegressor(kernel="matern"),
+        CondGPRegressor(kernel="bn"),
         TreeGPRegressor(),
         TreeGPRegressor(independent=True, leaf_inputs="leaf"),
         TreeGPRegressor(inner_basis="linear"),
@@ -43,13 +44,24 @@ def conditional_data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return np.column_stack([depth, a, b, c]), y
 
 
-@pytest.mark.parametrize("kernel", ["arc", "matern"])
+@pytest.mark.parametrize("kernel", ["arc", "bn", "matern"])
 def test_fits_conditional_function_better_than_the_mean(kernel: str) -> None:
     X, y = conditional_data(90, seed=0)
     X_test, y_test = conditional_data(60, seed=1)
     model = CondGPRegressor(kernel=kernel, n_restarts=1, random_state=0).fit(X, y)
     mse = np.mean((model.predict(X_test) - y_test) ** 2)
     assert mse < 0.2 * np.var(y_test)
+
+
+def test_bn_kernel_nests_each_nan_column_in_the_column_that_decides_it() -> None:
+    """``b`` exists iff depth >= 2 and ``c`` iff depth = 3: both nested in depth (column 0),
+    with one correlation parameter per depth value (Zhang et al., Definition 1)."""
+    X, y = conditional_data(60, seed=0)
+    model = CondGPRegressor(kernel="bn", n_restarts=0, random_state=0).fit(X, y)
+    features = model.features_
+    assert features.parents == (-1, -1, 0, 0)
+    assert [len(v) for v in features.branch_values] == [0, 0, 2, 1]
+    assert len(model.model_.params_["log_phi"]) == 3
 
 
 def test_return_std_is_positive_and_shaped() -> None:

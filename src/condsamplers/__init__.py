@@ -1,10 +1,11 @@
 """condsamplers: Bayesian optimisation over conditional search spaces for Optuna and sklearn."""
 
-from condsamplers.samplers import ArcGPSampler, ConditionalSampler, TreeGPSampler
+from condsamplers.samplers import ArcGPSampler, BNGPSampler, ConditionalSampler, TreeGPSampler
 from condsamplers.space import ConditionalSpace, infer_space
 
 __all__ = [
     "ArcGPSampler",
+    "BNGPSampler",
     "ConditionalSampler",
     "ConditionalSpace",
     "TreeGPSampler",

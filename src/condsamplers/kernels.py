@@ -1,10 +1,13 @@
-"""Kernels over conditional spaces, written as explicit Euclidean embeddings (torch).
+"""Kernels over conditional spaces (torch): correlation functions ``R(x, x')`` of encoded
+configurations ``(x, active)``; a GP's covariance is ``s * R``.
 
-Every kernel here is ``k(x, x') = s * matern52(||phi(x) - phi(x')||)`` where ``phi`` embeds an
-encoded configuration ``(x, active)`` into a Euclidean space. Because ``phi`` is an explicit
-embedding, the kernel is positive definite for any hyperparameters (Swersky et al. 2014, sec. 2.2:
-"embed each dimension ... then use the embedded input space within any kernel that is defined in
-terms of Euclidean distance").
+The arc and Matern kernels are ``R = matern52(||phi(x) - phi(x')||)`` where ``phi`` embeds a
+configuration into a Euclidean space: an explicit embedding makes the kernel positive definite for
+any hyperparameters (Swersky et al. 2014, sec. 2.2: "embed each dimension ... then use the
+embedded input space within any kernel that is defined in terms of Euclidean distance"). The
+branching-and-nested kernel of Zhang et al. is a product of correlation functions, positive
+definite under a condition on its hyperparameters that its parametrisation enforces
+(:class:`BranchingNestedKernel`).
 
 Notation: ``n`` rows, ``d`` columns (one per parameter), ``omega[i] > 0`` a per-column scale
 (an inverse length scale), ``rho[i] in (0, 1)`` the per-column arc angle.
@@ -13,8 +16,10 @@ Notation: ``n`` rows, ``d`` columns (one per parameter), ``omega[i] > 0`` a per-
 from __future__ import annotations
 
 import abc
+import dataclasses
 import math
 
+import numpy as np
 import torch
 
 from condsamplers.space import FeatureSpec
@@ -41,10 +46,10 @@ def one_hot(column: torch.Tensor, n_categories: int) -> torch.Tensor:
     return torch.nn.functional.one_hot(index, n_categories).to(column.dtype)
 
 
-class EmbeddingKernel(abc.ABC):
-    """A kernel defined by an embedding ``phi(x, active)``; hyperparameters live in ``Params``.
+class Kernel(abc.ABC):
+    """A correlation function over encoded configurations; hyperparameters live in ``Params``.
 
-    Raw (unconstrained) hyperparameters are optimised; :meth:`embed` maps them to their
+    Raw (unconstrained) hyperparameters are optimised; the kernel maps them to their
     constrained values. :meth:`log_prior` is the log density of the priors on the raw values,
     up to a constant.
     """
@@ -56,19 +61,22 @@ class EmbeddingKernel(abc.ABC):
         """Default raw hyperparameters for columns ``features``."""
 
     @abc.abstractmethod
-    def embed(
-        self, X: torch.Tensor, active: torch.Tensor, params: Params, features: FeatureSpec
+    def correlation(
+        self,
+        X_a: torch.Tensor,
+        active_a: torch.Tensor,
+        X_b: torch.Tensor,
+        active_b: torch.Tensor,
+        params: Params,
+        features: FeatureSpec,
     ) -> torch.Tensor:
-        """Embedding ``(n, d) -> (n, e)`` whose Euclidean distances define the kernel."""
+        """``R(x_a, x_b)`` for every pair of rows, ``(n_a, n_b)``, 1 on the diagonal."""
 
     @abc.abstractmethod
     def log_prior(self, params: Params) -> torch.Tensor:
-        """Log prior density of the hyperparameters (up to a constant).
-
-        The priors on ``omega`` and ``rho`` are densities of the raw (log / logit) parameters
-        that are optimised, change of variables included; ``docs/design.md`` says why and what
-        the alternative measured.
-        """
+        """Log prior density of the hyperparameters (up to a constant), as a density of the raw
+        (log / logit) parameters that are optimised, change of variables included;
+        ``docs/design.md`` says why."""
 
     def random_params(self, features: FeatureSpec, generator: torch.Generator) -> Params:
         """A random restart point near the defaults."""
@@ -77,6 +85,29 @@ class EmbeddingKernel(abc.ABC):
             k: v + torch.randn(v.shape, generator=generator, dtype=v.dtype)
             for k, v in init.items()
         }
+
+
+class EmbeddingKernel(Kernel):
+    """A kernel defined by an embedding: ``R = matern52(||phi(x) - phi(x')||)``."""
+
+    @abc.abstractmethod
+    def embed(
+        self, X: torch.Tensor, active: torch.Tensor, params: Params, features: FeatureSpec
+    ) -> torch.Tensor:
+        """Embedding ``(n, d) -> (n, e)`` whose Euclidean distances define the kernel."""
+
+    def correlation(
+        self,
+        X_a: torch.Tensor,
+        active_a: torch.Tensor,
+        X_b: torch.Tensor,
+        active_b: torch.Tensor,
+        params: Params,
+        features: FeatureSpec,
+    ) -> torch.Tensor:
+        emb_a = self.embed(X_a, active_a, params, features)
+        emb_b = emb_a if X_b is X_a else self.embed(X_b, active_b, params, features)
+        return matern52(squared_distances(emb_a, emb_b))
 
 
 def log_omega_prior(log_omega: torch.Tensor) -> torch.Tensor:
@@ -168,11 +199,250 @@ class ArcKernel(EmbeddingKernel):
         return log_omega_prior(params["log_omega"]) + 2.0 * (log_rho + log_one_minus).sum()
 
 
-KERNELS: dict[str, type[EmbeddingKernel]] = {"arc": ArcKernel, "matern": MaternKernel}
+@dataclasses.dataclass(frozen=True)
+class _BranchingLayout:
+    """Roles of the columns in :class:`BranchingNestedKernel` (see its docstring).
+
+    ``order``: branching columns, deepest first (the order in which ``gamma`` is built);
+    ``children[z]``: for each branching column, ``(value, columns active under it)`` pairs;
+    ``phi_slot[j]``: first entry of ``log_phi`` for nested column ``j`` (one per branch value).
+    """
+
+    parents: tuple[int, ...]
+    branch_values: tuple[np.ndarray, ...]
+    root_numerical: tuple[int, ...]
+    indicator: tuple[int, ...]
+    nested: tuple[int, ...]
+    order: tuple[int, ...]
+    children: dict[int, tuple[tuple[float, tuple[int, ...]], ...]]
+    gamma_slot: dict[int, int]
+    phi_slot: dict[int, int]
+    n_phi: int
+
+    @classmethod
+    def of(cls, features: FeatureSpec) -> _BranchingLayout:
+        d = features.n_features
+        parents = tuple(features.parents) if features.parents is not None else (-1,) * d
+        values = features.branch_values if features.branch_values is not None else ((),) * d
+        branching = sorted({p for p in parents if p >= 0})
+        categorical = features.is_categorical
+        roots = [j for j in range(d) if parents[j] < 0 and j not in branching]
+        nested = [j for j in range(d) if parents[j] >= 0 and j not in branching]
+        indicator = [*branching, *(j for j in roots if categorical[j])]
+        children: dict[int, tuple[tuple[float, tuple[int, ...]], ...]] = {}
+        for z in branching:
+            by_value: dict[float, list[int]] = {}
+            for j in range(d):
+                if parents[j] == z:
+                    for v in values[j]:
+                        by_value.setdefault(float(v), []).append(j)
+            children[z] = tuple((v, tuple(cols)) for v, cols in sorted(by_value.items()))
+        phi_slot, n_phi = {}, 0
+        for j in nested:
+            phi_slot[j] = n_phi
+            n_phi += max(1, len(values[j]))
+        return cls(
+            parents=parents,
+            branch_values=tuple(np.asarray(v, dtype=float) for v in values),
+            root_numerical=tuple(j for j in roots if not categorical[j]),
+            indicator=tuple(indicator),
+            nested=tuple(nested),
+            order=tuple(sorted(branching, key=lambda z: -_depth(parents, z))),
+            children=children,
+            gamma_slot={j: k for k, j in enumerate(indicator)},
+            phi_slot=phi_slot,
+            n_phi=n_phi,
+        )
 
 
-def make_kernel(name: str) -> EmbeddingKernel:
-    """The kernel registered under ``name`` (``"arc"`` or ``"matern"``)."""
+def _depth(parents: tuple[int, ...], j: int) -> int:
+    depth = 0
+    while parents[j] >= 0:
+        j, depth = parents[j], depth + 1
+    return depth
+
+
+class BranchingNestedKernel(Kernel):
+    """The branching-and-nested kernel of Zhang, Hung, Lin and Liu, generalised to a tree.
+
+    Eq. 4-5 and Definition 1: ``R(x, x') = R_theta(w, w') R_gamma(z, z') R_phi(v, v')`` with
+
+    - ``w``: numerical columns without a parent, Matern-5/2 with inverse length scales
+      ``omega`` (an inactive, unexplained column holds 0, as in the Matern kernel);
+    - ``z``: branching columns (those with children in the inferred tree, categorical or
+      integer) and categorical columns without a parent: ``exp(-gamma_k 1{z_k != z'_k})``
+      (eq. 5), where "inactive" counts as one more level;
+    - ``v``: nested columns, each with one ``phi^b_j`` per value ``b`` of its parent under which
+      it is active: ``exp(-phi^b_j d(v_j, v'_j))`` when both points have the same parent value
+      ``b`` (Definition 1), ``d = |v - v'|`` on the unit-scaled encoding for a quantitative
+      column and ``1{v != v'}`` for a qualitative one; no term otherwise.
+
+    A nested column may itself branch: then it is a ``z`` of its own subtree. Every term of a
+    column applies only to pairs that agree on all of the column's ancestors, so each
+    branching column splits its points into blocks exactly as in the paper's two-level case.
+
+    **Positive definiteness by construction** (Theorem 1, generalised). Within the block of
+    ``z_k = b``, each factor is ``c_j + (a positive semi-definite part)`` with the constant
+    ``c_j = exp(-phi)`` for a quantitative nested column (``exp(-phi |t|) - exp(-phi)`` is a
+    Polya-type function on ``|t| <= 1``), ``c_j = exp(-phi) + (1 - exp(-phi)) / g`` for a
+    qualitative one with ``g`` levels (Theorem 1's left side), and ``c_j = exp(-gamma_j)`` for
+    a nested branching column. The block's correlation minus ``exp(-gamma_k)`` is then
+    positive semi-definite when ``exp(-gamma_k) <= prod_j c_j``, i.e.
+    ``gamma_k >= sum_j -log c_j`` for every ``b``. With one nested column this is exactly
+    Theorem 1 (and Remark 1 for a quantitative column); with several it is the product form
+    (the per-column condition of Theorem 1 alone does not suffice then). The kernel is
+    parametrised so that it holds: ``gamma_k = max_b sum_j -log c_j(phi^b_j) + exp(s_k)``
+    with a free ``s_k`` (``s_k -> -inf`` is the boundary), built from the deepest branching
+    column up. ``tests/test_branching_nested_kernel.py`` checks the eigenvalues on random
+    designs at and near the boundary.
+
+    Raw parameters: ``log_omega`` (root numerical columns), ``log_gamma`` (``log gamma`` of a
+    root categorical column, ``s_k`` of a branching one), ``log_phi``. Priors: the Matern
+    length-scale prior on ``omega``, N(0, 1) on ``log_gamma`` and ``log_phi``.
+    """
+
+    name = "bn"
+
+    def __init__(self) -> None:
+        self._layout: tuple[FeatureSpec, _BranchingLayout] | None = None
+
+    def layout(self, features: FeatureSpec) -> _BranchingLayout:
+        """The roles of ``features``' columns (cached for the last ``features`` seen)."""
+        if self._layout is None or self._layout[0] is not features:
+            self._layout = (features, _BranchingLayout.of(features))
+        return self._layout[1]
+
+    def initial_params(self, features: FeatureSpec) -> Params:
+        layout = self.layout(features)
+        return {
+            "log_omega": torch.zeros(len(layout.root_numerical), dtype=torch.float64),
+            "log_gamma": torch.zeros(len(layout.indicator), dtype=torch.float64),
+            "log_phi": torch.zeros(layout.n_phi, dtype=torch.float64),
+        }
+
+    def log_prior(self, params: Params) -> torch.Tensor:
+        normal = -0.5 * ((params["log_gamma"] ** 2).sum() + (params["log_phi"] ** 2).sum())
+        return log_omega_prior(params["log_omega"]) + normal
+
+    def gammas(self, params: Params, features: FeatureSpec) -> dict[int, torch.Tensor]:
+        """``gamma`` of every indicator column; branching ones satisfy the PD condition."""
+        layout = self.layout(features)
+        gamma = {
+            j: torch.exp(params["log_gamma"][k])
+            for j, k in layout.gamma_slot.items()
+            if j not in layout.children
+        }
+        for z in layout.order:
+            slack = torch.exp(params["log_gamma"][layout.gamma_slot[z]])
+            bounds = [
+                sum(
+                    (self._minus_log_constant(j, k, params, features, gamma) for j in cols),
+                    torch.zeros((), dtype=torch.float64),
+                )
+                for k, (_, cols) in enumerate(layout.children[z])
+            ]
+            gamma[z] = torch.stack(bounds).max() + slack if bounds else slack
+        return gamma
+
+    def _minus_log_constant(
+        self,
+        j: int,
+        value_index: int,
+        params: Params,
+        features: FeatureSpec,
+        gamma: dict[int, torch.Tensor],
+    ) -> torch.Tensor:
+        """``-log c_j`` of column ``j`` inside the block of its parent's ``value_index``-th
+        activating value (see the class docstring)."""
+        layout = self.layout(features)
+        if j in layout.children:
+            return gamma[j]
+        values = layout.branch_values[j]
+        z_value = layout.children[layout.parents[j]][value_index][0]
+        slot = layout.phi_slot[j] + int(np.argmin(np.abs(values - z_value)))
+        phi = torch.exp(params["log_phi"][slot])
+        g = int(features.n_categories[j])
+        if g <= 1:
+            return phi
+        return -torch.log(torch.exp(-phi) + (1.0 - torch.exp(-phi)) / g)
+
+    def correlation(
+        self,
+        X_a: torch.Tensor,
+        active_a: torch.Tensor,
+        X_b: torch.Tensor,
+        active_b: torch.Tensor,
+        params: Params,
+        features: FeatureSpec,
+    ) -> torch.Tensor:
+        layout = self.layout(features)
+        on_a, on_b = active_a.to(X_a.dtype), active_b.to(X_b.dtype)
+        log_r = torch.zeros((X_a.shape[0], X_b.shape[0]), dtype=X_a.dtype)
+        same = {
+            j: _same_level(X_a[:, j], on_a[:, j], X_b[:, j], on_b[:, j]) for j in layout.indicator
+        }
+        block = self._blocks(layout, same, log_r)
+        gamma = self.gammas(params, features)
+        for j in layout.indicator:
+            log_r = log_r - gamma[j] * block[j] * (1.0 - same[j])
+        for j in layout.nested:
+            p = layout.parents[j]
+            slot = layout.phi_slot[j] + _nearest(layout.branch_values[j], X_a[:, p])
+            phi = torch.exp(params["log_phi"][slot])
+            if features.n_categories[j] > 0:
+                distance = 1.0 - (X_a[:, j, None] == X_b[None, :, j]).to(X_a.dtype)
+            else:
+                distance = (X_a[:, j, None] - X_b[None, :, j]).abs()
+            both = on_a[:, j, None] * on_b[None, :, j]
+            log_r = log_r - phi[:, None] * distance * both * block[j]
+        R = torch.exp(log_r)
+        if layout.root_numerical:
+            cols = list(layout.root_numerical)
+            omega = torch.exp(params["log_omega"])
+            emb_a = X_a[:, cols] * on_a[:, cols] * omega
+            emb_b = X_b[:, cols] * on_b[:, cols] * omega
+            R = R * matern52(squared_distances(emb_a, emb_b))
+        return R
+
+    @staticmethod
+    def _blocks(
+        layout: _BranchingLayout, same: dict[int, torch.Tensor], like: torch.Tensor
+    ) -> dict[int, torch.Tensor]:
+        """For each column, 1 where a pair agrees on all of the column's ancestors."""
+        block: dict[int, torch.Tensor] = {}
+        ones = torch.ones_like(like)
+        for j in range(len(layout.parents)):
+            p = layout.parents[j]
+            block[j] = ones if p < 0 else block[p] * same[p]
+        return block
+
+
+def _same_level(
+    x_a: torch.Tensor, on_a: torch.Tensor, x_b: torch.Tensor, on_b: torch.Tensor
+) -> torch.Tensor:
+    """1 where two points have the same level of a column, "inactive" being a level."""
+    equal = (x_a[:, None] == x_b[None, :]) & (on_a[:, None] == on_b[None, :])
+    both_off = (on_a[:, None] == 0) & (on_b[None, :] == 0)
+    return (equal | both_off).to(x_a.dtype)
+
+
+def _nearest(values: np.ndarray, column: torch.Tensor) -> torch.Tensor:
+    """Index of the nearest of ``values`` for each entry of ``column`` (0 when no values)."""
+    if len(values) <= 1:
+        return torch.zeros(column.shape[0], dtype=torch.long)
+    table = torch.as_tensor(values, dtype=column.dtype)
+    return (column.detach()[:, None] - table[None, :]).abs().argmin(dim=1)
+
+
+KERNELS: dict[str, type[Kernel]] = {
+    "arc": ArcKernel,
+    "bn": BranchingNestedKernel,
+    "matern": MaternKernel,
+}
+
+
+def make_kernel(name: str) -> Kernel:
+    """The kernel registered under ``name`` (``"arc"``, ``"bn"`` or ``"matern"``)."""
     try:
         return KERNELS[name]()
     except KeyError:

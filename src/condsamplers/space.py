@@ -57,10 +57,16 @@ class FeatureSpec:
         leaf_patterns: the paths of the tree as sets of active column indices, when known (a
             structure-aware model such as the tree GP builds on them; paths never observed
             included). ``None``: a model takes the distinct active patterns of its data.
+        parents: for each column, the column of its branching parent (``-1``: none), when
+            known; the branching-nested kernel builds on it.
+        branch_values: for each column, the encoded values of its parent under which it is
+            active (empty for a column without parent); aligned with ``parents``.
     """
 
     n_categories: np.ndarray
     leaf_patterns: tuple[frozenset[int], ...] | None = None
+    parents: tuple[int, ...] | None = None
+    branch_values: tuple[tuple[float, ...], ...] | None = None
 
     @property
     def is_categorical(self) -> np.ndarray:
@@ -250,11 +256,23 @@ class ConditionalSpace:
             leaf_patterns=None
             if paths is None
             else tuple(frozenset(self.index[k] for k in path.active) for path in paths),
+            parents=tuple(
+                -1 if n.condition is None else self.index[n.condition.parent] for n in self.nodes
+            ),
+            branch_values=tuple(self._branch_values(n) for n in self.nodes),
         )
         #: trial numbers left out of the model (a value outside a changed distribution).
         self.excluded_trials: set[int] = set()
 
     # -- structure -----------------------------------------------------------------------
+    def _branch_values(self, node: ParamNode) -> tuple[float, ...]:
+        """Encoded values of ``node``'s parent under which ``node`` is active (sorted)."""
+        if node.condition is None:
+            return ()
+        parent = self.nodes[self.index[node.condition.parent]]
+        internal = np.array(sorted(node.condition.values), dtype=float)
+        return tuple(float(v) for v in parent.to_unit(internal))
+
     @property
     def n_features(self) -> int:
         return len(self.nodes)
@@ -422,6 +440,40 @@ class ConditionalSpace:
 # ---------------------------------------------------------------------------------------------
 # Inference from trials
 # ---------------------------------------------------------------------------------------------
+
+
+def infer_parents(
+    X: np.ndarray, active: np.ndarray, n_categories: np.ndarray
+) -> tuple[tuple[int, ...], tuple[tuple[float, ...], ...]]:
+    """Branching parents of encoded columns from data alone (``NaN`` patterns of a regressor).
+
+    Column ``j``'s parent is a column ``z`` active wherever ``j`` is, also active on some rows
+    where ``j`` is not, discrete (categorical, or at most ``MAX_INT_BRANCH_VALUES`` distinct
+    values), whose values where ``j`` is active never occur where ``j`` is inactive; of several,
+    the one active on the fewest rows (the deepest). Returns ``(parents, branch_values)`` as in
+    :class:`FeatureSpec` (``-1`` and ``()`` for a column without parent).
+    """
+    X, active = np.asarray(X, dtype=float), np.asarray(active, dtype=bool)
+    d = X.shape[1]
+    parents, values = [-1] * d, [()] * d
+    for j in range(d):
+        on = active[:, j]
+        if on.all() or not on.any():
+            continue
+        best = None
+        for z in range(d):
+            if z == j or not active[on, z].all():
+                continue
+            off = active[:, z] & ~on
+            inside, outside = set(X[on, z].tolist()), set(X[off, z].tolist())
+            discrete = n_categories[z] > 0 or len(inside | outside) <= MAX_INT_BRANCH_VALUES
+            if off.any() and discrete and not inside & outside:
+                if best is None or active[:, z].sum() < active[:, best].sum():
+                    best = z
+        if best is not None:
+            parents[j] = best
+            values[j] = tuple(sorted(set(X[on, best].tolist())))
+    return tuple(parents), tuple(values)
 
 
 def infer_space(trials: Iterable[FrozenTrial]) -> ConditionalSpace:

@@ -1,6 +1,6 @@
 """Exact Gaussian-process regression with an embedding kernel (torch, float64).
 
-Model: ``y_i = f(x_i) + eps_i``, ``f ~ GP(0, s * matern52(||phi(x) - phi(x')||))``,
+Model: ``y_i = f(x_i) + eps_i``, ``f ~ GP(0, s * R(x, x'))`` with a kernel's correlation ``R``,
 ``eps_i ~ N(0, noise)``, on standardised ``y``. Hyperparameters (kernel ``phi`` parameters,
 ``s``, ``noise``) maximise the log marginal likelihood plus log priors (Rasmussen & Williams
 2006, eq. 2.30) by L-BFGS-B from several starts: the previous fit (warm start), the defaults,
@@ -16,7 +16,7 @@ import math
 import numpy as np
 import torch
 
-from condsamplers.kernels import EmbeddingKernel, Params, make_kernel, matern52, squared_distances
+from condsamplers.kernels import Kernel, Params, make_kernel
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
@@ -34,10 +34,10 @@ _logger = logging.getLogger(__name__)
 
 
 class ExactGP(Surrogate):
-    """Exact GP surrogate with a named kernel (``"arc"`` or ``"matern"``).
+    """Exact GP surrogate with a named kernel (``"arc"``, ``"bn"`` or ``"matern"``).
 
     Args:
-        kernel: kernel name or an :class:`~condsamplers.kernels.EmbeddingKernel` instance.
+        kernel: kernel name or a :class:`~condsamplers.kernels.Kernel` instance.
         n_restarts: random restarts of a cold hyperparameter fit (no usable ``warm_start``).
         seed: seed of the random restarts.
         warm_start: raw hyperparameters of a previous fit, tried as an extra start.
@@ -53,7 +53,7 @@ class ExactGP(Surrogate):
 
     def __init__(
         self,
-        kernel: str | EmbeddingKernel = "arc",
+        kernel: str | Kernel = "arc",
         n_restarts: int = 2,
         seed: int | None = None,
         warm_start: Params | None = None,
@@ -143,18 +143,19 @@ class ExactGP(Surrogate):
         )
         return log_ml + log_prior, log_ml
 
-    def _train_covariance(self, params: Params) -> torch.Tensor:
-        emb = self.kernel.embed(self.X_, self.active_, params, self.features_)
+    def _covariance(self, X: torch.Tensor, active: torch.Tensor, params: Params) -> torch.Tensor:
+        """``s * R(x, x_i)`` against the training rows."""
         amplitude = torch.exp(params["log_amplitude"])[0]
+        R = self.kernel.correlation(X, active, self.X_, self.active_, params, self.features_)
+        return amplitude * R
+
+    def _train_covariance(self, params: Params) -> torch.Tensor:
         noise = torch.exp(params["log_noise"])[0] + self.min_noise
-        K = amplitude * matern52(squared_distances(emb, emb))
+        K = self._covariance(self.X_, self.active_, params)
         return K + noise * torch.eye(len(self.z_), dtype=torch.float64)
 
     def _factorise(self) -> None:
         with torch.no_grad():
-            self.train_embedding_ = self.kernel.embed(
-                self.X_, self.active_, self.params_, self.features_
-            )
             self.L_ = robust_cholesky(self._train_covariance(self.params_))
             self.alpha_ = torch.cholesky_solve(self.z_[:, None], self.L_)[:, 0]
 
@@ -162,9 +163,8 @@ class ExactGP(Surrogate):
     def posterior(
         self, X: torch.Tensor, active: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        emb = self.kernel.embed(X, active, self.params_, self.features_)
         amplitude = torch.exp(self.params_["log_amplitude"])[0]
-        k_star = amplitude * matern52(squared_distances(emb, self.train_embedding_))
+        k_star = self._covariance(X, active, self.params_)
         mean = k_star @ self.alpha_
         v = torch.linalg.solve_triangular(self.L_, k_star.T, upper=False)
         var = (amplitude - (v * v).sum(0)).clamp_min(1e-12)

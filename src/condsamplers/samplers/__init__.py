@@ -2,6 +2,7 @@
 
 from condsamplers.samplers.arc import ArcGPSampler
 from condsamplers.samplers.base import ConditionalSampler
+from condsamplers.samplers.bn import BNGPSampler
 from condsamplers.samplers.tree import TreeGPSampler
 
-__all__ = ["ArcGPSampler", "ConditionalSampler", "TreeGPSampler"]
+__all__ = ["ArcGPSampler", "BNGPSampler", "ConditionalSampler", "TreeGPSampler"]

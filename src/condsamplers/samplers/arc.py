@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-from condsamplers.models.base import Surrogate
-from condsamplers.models.gp import ExactGP
-from condsamplers.samplers.base import ConditionalSampler
+from condsamplers.samplers.exact_gp import ExactGPSampler
 
 
-class ArcGPSampler(ConditionalSampler):
+class ArcGPSampler(ExactGPSampler):
     """Bayesian optimisation with a GP whose arc kernel knows which parameters are active.
 
     The arc kernel (Swersky et al. 2014, eq. 3-4; :class:`condsamplers.kernels.ArcKernel`)
@@ -23,9 +19,4 @@ class ArcGPSampler(ConditionalSampler):
     Args: see :class:`condsamplers.samplers.base.ConditionalSampler`.
     """
 
-    def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
-        return ExactGP("arc", n_restarts=self._n_restarts, seed=seed, warm_start=warm_start)
-
-    def _warm_start_of(self, model: Surrogate) -> Any:
-        assert isinstance(model, ExactGP)
-        return model.params_
+    kernel_name = "arc"

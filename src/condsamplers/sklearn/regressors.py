@@ -6,8 +6,9 @@ turns such a matrix into the encoding the models use (see :mod:`condsamplers.spa
 columns scaled to [0, 1], categorical columns as a choice index ``0..K-1``, inactive entries 0,
 and a boolean ``active`` mask; then it fits the very same
 :class:`~condsamplers.models.gp.ExactGP` object the Optuna samplers use. The adapter holds no
-maths: the kernel (arc kernel of Swersky et al. 2014, eq. 3-4, or the Matern "GP" baseline) and
-the hyperparameter fit live in :mod:`condsamplers.kernels` and :mod:`condsamplers.models.gp`.
+maths: the kernel (arc kernel of Swersky et al. 2014, eq. 3-4, branching-and-nested kernel of
+Zhang et al., or the Matern "GP" baseline) and the hyperparameter fit live in
+:mod:`condsamplers.kernels` and :mod:`condsamplers.models.gp`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from condsamplers.kernels import KERNELS
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import MIN_NOISE, ExactGP
 from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
-from condsamplers.space import FeatureSpec
+from condsamplers.space import FeatureSpec, infer_parents
 
 __all__ = ["CondGPRegressor", "TreeGPRegressor"]
 
@@ -68,8 +69,12 @@ class _ConditionalRegressor(RegressorMixin, BaseEstimator):
         self.is_categorical_ = self._categorical_mask(X.shape[1])
         self._fit_encoding(X)
         X_enc, active = self._encode(X)
+        parents, branch_values = infer_parents(X_enc, active, self.features_.n_categories)
         self.features_ = FeatureSpec(
-            self.features_.n_categories, leaf_patterns=self._leaf_patterns(active)
+            self.features_.n_categories,
+            leaf_patterns=self._leaf_patterns(active),
+            parents=parents,
+            branch_values=branch_values,
         )
         seed = int(check_random_state(self.random_state).randint(2**31))
         self.model_ = self._make_model(seed)
@@ -191,16 +196,19 @@ class CondGPRegressor(_ConditionalRegressor):
     """Gaussian-process regressor for conditional inputs, where ``NaN`` means *inactive*.
 
     The model is :class:`~condsamplers.models.gp.ExactGP`: ``y = f(x) + eps`` with
-    ``f ~ GP(0, s * matern52(||phi(x) - phi(x')||))`` on standardised ``y``, hyperparameters
-    fit by maximising the log marginal likelihood plus log priors (Rasmussen & Williams 2006,
-    eq. 2.30) from several L-BFGS-B starts.
+    ``f ~ GP(0, s * R(x, x'))`` (``R`` the kernel's correlation) on standardised ``y``,
+    hyperparameters fit by maximising the log marginal likelihood plus log priors (Rasmussen &
+    Williams 2006, eq. 2.30) from several L-BFGS-B starts.
 
     Args:
         kernel: ``"arc"``: the arc kernel (Swersky et al. 2014, eq. 3-4), where two rows that
             both lack a feature agree on it and a row that has it differs from one that lacks it
-            by a learnt distance ``omega_i``; ``"matern"``: the paper's "GP" baseline, an ARD
-            Matern-5/2 kernel on the encoding with inactive features imputed (by 0, the value
-            the encoding stores for them).
+            by a learnt distance ``omega_i``; ``"bn"``: the branching-and-nested kernel of Zhang
+            et al. (eq. 4-5, Definition 1), with each ``NaN``-able column nested in the discrete
+            column whose values decide when it is present
+            (:func:`~condsamplers.space.infer_parents`); ``"matern"``: the paper's "GP"
+            baseline, an ARD Matern-5/2 kernel on the encoding with inactive features imputed
+            (by 0, the value the encoding stores for them).
         n_restarts: random restarts of the hyperparameter fit, besides the default start.
         categorical_features: indices of the columns that hold category codes (non-negative
             integers, ``NaN`` when inactive); ``None``: every column is numerical.
