@@ -67,7 +67,7 @@ from scipy.stats import qmc
 from condsamplers import kernels
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import ExactGP
-from condsamplers.samplers.base import _finite_minimisation_values
+from condsamplers.samplers.base import _check_int, _finite_minimisation_values
 from condsamplers.space import (
     ConditionalSpace,
     ParamNode,
@@ -517,7 +517,8 @@ def sobol_indices(
         raise TypeError(f"params must be a list of parameter names; got {params!r}.")
     trials, y, sign = _training_data(study, target)
     space = infer_space(trials)
-    X, active, y = _encode(space, trials, y)
+    X, active, kept = space.encode_trials(trials)
+    y = y[kept]
     if len(y) < 2:
         raise ValueError(
             f"Sobol' indices need at least 2 COMPLETE trials with a value that fits the search "
@@ -556,11 +557,6 @@ def _check_kernel(kernel: str) -> None:
         raise ValueError(f"kernel={kernel!r} is not known; use one of {sorted(kernels.KERNELS)}.")
 
 
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")
-
-
 def _training_data(
     study: Study, target: Target | None
 ) -> tuple[list[FrozenTrial], np.ndarray, float]:
@@ -587,24 +583,6 @@ def _training_data(
             "at least 2."
         )
     return trials, y, -1.0 if direction == StudyDirection.MAXIMIZE else 1.0
-
-
-def _encode(
-    space: ConditionalSpace, trials: list[FrozenTrial], y: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Encoded rows of the trials the space accepts (as ``ConditionalSampler._observations``)."""
-    rows, kept = [], []
-    for trial, value in zip(trials, y, strict=True):
-        if trial.number in space.excluded_trials:
-            continue
-        encoded = space.encode_trial(trial.params, trial.distributions)
-        if encoded is not None:
-            rows.append(encoded)
-            kept.append(value)
-    d = space.n_features
-    X = np.array([r[0] for r in rows], dtype=float).reshape(-1, d)
-    active = np.array([r[1] for r in rows], dtype=bool).reshape(-1, d)
-    return X, active, np.array(kept, dtype=float)
 
 
 def _assessed_names(space: ConditionalSpace, params: Sequence[str] | None) -> list[str]:

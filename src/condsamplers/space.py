@@ -368,6 +368,24 @@ class ConditionalSpace:
             active[j] = True
         return x, active
 
+    def encode_trials(
+        self, trials: Sequence[FrozenTrial]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Encoded ``(X, active)`` of the trials the space accepts, and their positions in
+        ``trials``: trials in :attr:`excluded_trials` and values that do not fit are left out."""
+        rows, kept = [], []
+        for i, trial in enumerate(trials):
+            if trial.number in self.excluded_trials:
+                continue
+            encoded = self.encode_trial(trial.params, trial.distributions)
+            if encoded is not None:
+                rows.append(encoded)
+                kept.append(i)
+        d = self.n_features
+        X = np.array([r[0] for r in rows], dtype=float).reshape(-1, d)
+        active = np.array([r[1] for r in rows], dtype=bool).reshape(-1, d)
+        return X, active, np.array(kept, dtype=int)
+
     def _node_for_distribution(
         self, name: str, distribution: BaseDistribution | None
     ) -> ParamNode | None:

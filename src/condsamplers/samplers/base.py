@@ -201,15 +201,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         complete: list[FrozenTrial],
         trial: FrozenTrial,
     ) -> Observations | None:
-        rows, values = [], []
-        for t in complete:
-            if t.number in space.excluded_trials:
-                continue
-            encoded = space.encode_trial(t.params, t.distributions)
-            if encoded is not None:
-                rows.append(encoded)
-                values.append(t.value)
-        y = _finite_minimisation_values(np.array(values, dtype=float), study.direction)
+        X, active, kept = space.encode_trials(complete)
+        values = np.array([complete[i].value for i in kept], dtype=float)
+        y = _finite_minimisation_values(values, study.direction)
         if y is None:
             self._log_fallback(
                 logging.WARNING, trial, "no COMPLETE trial has a finite objective value"
@@ -223,8 +217,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         pending = [p for p in pending if p is not None]
         d = space.n_features
         return Observations(
-            X=np.array([r[0] for r in rows]).reshape(-1, d),
-            active=np.array([r[1] for r in rows]).reshape(-1, d),
+            X=X,
+            active=active,
             y=y,
             X_pending=np.array([p[0] for p in pending]).reshape(-1, d),
             active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
