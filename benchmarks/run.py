@@ -9,6 +9,10 @@ Examples (from the repository root)::
         --samplers arcgp tpe gp random --seeds 10 --out docs/benchmarks
     # quick smoke run with a reduced budget (stored under "<problem>@15")
     python benchmarks/run.py --samplers random tpe --seeds 2 --n-trials-override 15 --out /tmp/b
+    # batch proposals: ask-and-tell in rounds of 5 after the startup trials (stored under the
+    # sampler label "<sampler>@batch5", beside the sequential runs)
+    python benchmarks/run.py --problems branching_nested --samplers arcgp treegp \\
+        --batch-size 5 --seeds 20 --jobs 2 --out /tmp/batch --no-plots
     # suggestion time as one study grows to 500 trials
     python benchmarks/run.py --timing --samplers arcgp gp --timing-trials 500 --out docs/benchmarks
     # regenerate the Markdown report (and plots) from <out>/results.json; runs nothing
@@ -61,6 +65,10 @@ RESULTS_FILE = "results.json"
 RESULTS_FORMAT = 1
 TIMING_WINDOWS: tuple[tuple[int, int], ...] = ((40, 50), (90, 100), (190, 200), (490, 500))
 PLOT_REGRET_FLOOR = 1e-8
+#: Sampler labels of batch runs: ``<sampler>@batch<B>`` (see :func:`sampler_label`).
+BATCH_TAG = "@batch"
+#: Fantasies of the "-mc" (Monte-Carlo EI) variants; the "-kb" ones use the kriging believer.
+MC_FANTASIES = 8
 
 Record = dict[str, Any]
 Results = dict[str, Any]
@@ -118,6 +126,7 @@ def _gp(seed: int, n_startup_trials: int) -> BaseSampler:
 # Later samplers are one line each.
 SAMPLERS: dict[str, SamplerFactory] = {
     "treegp": condsamplers_factory("TreeGPSampler"),
+    "bngp": condsamplers_factory("BNGPSampler"),
     "treegp-joint": condsamplers_factory("TreeGPSampler", acquisition="joint"),
     "treegp-linear": condsamplers_factory("TreeGPSampler", inner_basis="linear"),
     "treegp-linear-joint": condsamplers_factory(
@@ -126,6 +135,10 @@ SAMPLERS: dict[str, SamplerFactory] = {
     "treegp-leaf": condsamplers_factory("TreeGPSampler", leaf_inputs="leaf"),
     "independent": condsamplers_factory("TreeGPSampler", independent=True, acquisition="joint"),
     "arcgp": condsamplers_factory("ArcGPSampler"),
+    "arcgp-kb": condsamplers_factory("ArcGPSampler", n_fantasies=0),
+    "arcgp-mc": condsamplers_factory("ArcGPSampler", n_fantasies=MC_FANTASIES),
+    "treegp-kb": condsamplers_factory("TreeGPSampler", n_fantasies=0),
+    "treegp-mc": condsamplers_factory("TreeGPSampler", n_fantasies=MC_FANTASIES),
     "tpe": _tpe,
     "gp": _gp,
     "random": _random,
@@ -267,18 +280,64 @@ def run_study(
     return study.trials, sampler, wall_time
 
 
-def run_case(problem_name: str, sampler_name: str, seed: int, n_trials: int, jobs: int) -> Record:
+def run_batch_study(
+    problem: Problem, sampler_name: str, seed: int, n_trials: int, batch_size: int
+) -> tuple[list[FrozenTrial], TimedSampler, float]:
+    """Like :func:`run_study`, in rounds of ``batch_size`` after the startup trials.
+
+    The startup trials run one by one; then each round asks ``batch_size`` trials, each
+    suggesting its whole configuration (``problem.suggest``) before the next is asked, so the
+    later ones see the earlier ones as pending, and only then evaluates and tells them all (the
+    batch procedure of Zhang et al., sec. 3: 10 random initial points, then batches of 5).
+    """
+    with _quiet():
+        sampler = TimedSampler(make_sampler(sampler_name, seed, problem.n_startup_trials))
+        study = optuna.create_study(direction=problem.direction, sampler=sampler)
+        start = time.perf_counter()
+        study.optimize(problem.objective, n_trials=min(problem.n_startup_trials, n_trials))
+        while len(study.trials) < n_trials:
+            batch = []
+            for _ in range(min(batch_size, n_trials - len(study.trials))):
+                trial = study.ask()
+                problem.suggest(trial)
+                batch.append(trial)
+            for trial in batch:
+                study.tell(trial, problem.objective(trial))
+        wall_time = time.perf_counter() - start
+    return study.trials, sampler, wall_time
+
+
+def sampler_label(sampler_name: str, batch_size: int) -> str:
+    """Label of a sampler's results: its name, plus ``@batch<B>`` for batch runs."""
+    return sampler_name if batch_size == 1 else f"{sampler_name}{BATCH_TAG}{batch_size}"
+
+
+def run_case(
+    problem_name: str,
+    sampler_name: str,
+    seed: int,
+    n_trials: int,
+    jobs: int,
+    batch_size: int = 1,
+) -> Record:
     """Run one (problem, sampler, seed) case and return its JSON-serialisable record.
 
     The observation noise of noisy problems is seeded with ``seed``: every sampler sees the
-    same noise sequence for a given seed.
+    same noise sequence for a given seed. ``batch_size > 1``: :func:`run_batch_study`, stored
+    under the sampler label ``<sampler>@batch<B>``.
     """
     problem = get_problem(problem_name).with_noise_seed(seed)
-    trials, sampler, wall_time = run_study(problem, sampler_name, seed, n_trials)
+    if batch_size > 1:
+        trials, sampler, wall_time = run_batch_study(
+            problem, sampler_name, seed, n_trials, batch_size
+        )
+    else:
+        trials, sampler, wall_time = run_study(problem, sampler_name, seed, n_trials)
     observed, true_values, regrets = regret_curve(problem, trials)
     return {
         "problem": problem_name,
-        "sampler": sampler_name,
+        "sampler": sampler_label(sampler_name, batch_size),
+        "batch_size": batch_size,
         "seed": seed,
         "n_trials": n_trials,
         "n_startup_trials": problem.n_startup_trials,
@@ -296,15 +355,20 @@ def run_case(problem_name: str, sampler_name: str, seed: int, n_trials: int, job
 
 
 def run_case_safely(
-    problem_name: str, sampler_name: str, seed: int, n_trials: int, jobs: int
+    problem_name: str,
+    sampler_name: str,
+    seed: int,
+    n_trials: int,
+    jobs: int,
+    batch_size: int = 1,
 ) -> Record:
     """:func:`run_case`, returning an ``error`` record instead of raising."""
     try:
-        return run_case(problem_name, sampler_name, seed, n_trials, jobs)
+        return run_case(problem_name, sampler_name, seed, n_trials, jobs, batch_size)
     except Exception:  # one broken case must not stop a long benchmark
         return {
             "problem": problem_name,
-            "sampler": sampler_name,
+            "sampler": sampler_label(sampler_name, batch_size),
             "seed": seed,
             "n_trials": n_trials,
             "error": traceback.format_exc(),
@@ -442,9 +506,16 @@ def summarise(sampler: str, records: Sequence[Record]) -> Summary:
 
 
 def sampler_order(names: Sequence[str]) -> list[str]:
-    """Registered samplers in registry order, then any unknown ones alphabetically."""
-    known = [name for name in SAMPLERS if name in names]
-    return known + sorted(name for name in names if name not in SAMPLERS)
+    """Registered samplers in registry order, each followed by its batch runs
+    (``<sampler>@batch<B>``, by ``B``), then any unknown ones alphabetically."""
+
+    def batches_of(name: str) -> list[str]:
+        prefix = name + BATCH_TAG
+        tagged = [n for n in names if n.startswith(prefix) and n[len(prefix) :].isdigit()]
+        return sorted(tagged, key=lambda n: int(n[len(prefix) :]))
+
+    known = [label for name in SAMPLERS for label in [name, *batches_of(name)] if label in names]
+    return known + sorted(name for name in names if name not in known)
 
 
 def summaries_for(results: Results, key: str) -> list[Summary]:
@@ -640,7 +711,9 @@ def _report_header(results: Results, argv: Sequence[str], results_path: Path) ->
         "",
         "Regret: true (noise-free) value of the trial with the best observed value so far, "
         "against the exact optimum. Suggestion time: wall time spent inside the sampler per "
-        "trial (objective excluded).",
+        "trial (objective excluded). A sampler label `<sampler>@batch<B>` is a batch run: after "
+        "the startup trials, rounds of B trials asked (each suggesting its configuration, the "
+        "earlier ones pending) before any is told (`--batch-size B`, docs/batch.md).",
     ]
     return lines
 
@@ -697,6 +770,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--n-trials-override", type=int, default=None, help="budget for quick runs"
     )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=1,
+        help="ask-and-tell in rounds of this many trials after the startup trials; results "
+        "under the sampler label <sampler>@batch<B> (default 1: sequential)",
+    )
     parser.add_argument("--no-plots", action="store_true", help="do not write PNG plots")
     parser.add_argument("--timing", action="store_true", help="suggestion time vs study size")
     parser.add_argument("--timing-problem", choices=list(PROBLEMS), default="jenatton_small")
@@ -730,19 +810,21 @@ def _describe(record: Record) -> str:
     return f"{head}: final regret {record['regret'][-1]:.4g} ({record['wall_time']:.1f} s)"
 
 
-def _run_cases(cases: list[tuple[str, str, int, int]], jobs: int, results_path: Path) -> None:
+def _run_cases(
+    cases: list[tuple[str, str, int, int]], jobs: int, results_path: Path, batch_size: int = 1
+) -> None:
     """Run cases sequentially or in ``jobs`` processes, merging each record as it finishes."""
     total = len(cases)
     if jobs <= 1:
         for i, case in enumerate(cases, 1):
-            record = run_case_safely(*case, jobs=1)
+            record = run_case_safely(*case, jobs=1, batch_size=batch_size)
             merge_run(results_path, record)
             print(f"[{i}/{total}] {_describe(record)}", flush=True)
         return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(jobs, mp_context=context, initializer=_init_worker) as pool:
         futures: list[Future[Record]] = [
-            pool.submit(run_case_safely, *case, jobs=jobs) for case in cases
+            pool.submit(run_case_safely, *case, jobs=jobs, batch_size=batch_size) for case in cases
         ]
         for i, future in enumerate(as_completed(futures), 1):
             record = future.result()
@@ -763,7 +845,9 @@ def run_benchmark(args: argparse.Namespace, argv: Sequence[str]) -> None:
         for s in samplers
         for seed in seeds
     ]
-    _run_cases(cases, args.jobs, results_path)
+    if args.batch_size < 1:
+        raise SystemExit(f"--batch-size must be >= 1; got {args.batch_size}")
+    _run_cases(cases, args.jobs, results_path, args.batch_size)
     results = load_results(results_path)
     keys = sorted({problem_key(p, n) for p, _, _, n in cases})
     for key in keys:

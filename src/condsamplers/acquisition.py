@@ -6,12 +6,22 @@ point, ``f*`` the best observed value, ``z = (f* - mu) / sigma``. Expected impro
 al. 2015). We maximise ``log EI = log sigma + log h(z)``, computed stably for very negative
 ``z`` as ``log phi(z) + log(1 - sqrt(pi/2) |z| erfcx(|z| / sqrt 2))`` (the formulation of
 Ament et al. 2023, "Unexpected improvements to expected improvement").
+
+Pending evaluations (running trials of parallel workers) enter in one of two ways:
+
+- the *kriging believer* (:func:`with_believed_pending`): the model is conditioned on its own
+  posterior mean at the pending points;
+- *Monte-Carlo EI* (:func:`sample_fantasies`, :func:`make_log_mc_ei`): EI averaged over ``S``
+  models, each conditioned on one joint sample of the outcomes at the pending points (Snoek et
+  al. 2012, sec. 3.3 "parallelizing Bayesian optimization"; Snoek et al. 2015 (DNGO) sec. 3.3;
+  Springenberg et al. 2016 (BOHAMIANN) supplement sec. A, eq. 1).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -20,6 +30,11 @@ import torch
 from condsamplers.models.base import Surrogate
 
 Acquisition = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+#: Default number of Monte-Carlo fantasies of pending points (0: kriging believer). At batch
+#: size 5 on branching_nested (20 seeds), 8 fantasies halved the believer's median regret for
+#: the arc GP and the tree GP, and 16 did no better (docs/batch.md).
+DEFAULT_N_FANTASIES = 8
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 _SQRT_HALF_PI = math.sqrt(math.pi / 2)
@@ -97,3 +112,100 @@ def with_believed_pending(
         return model
     mean, _ = model.predict(X_pending, active_pending)
     return model.condition_on(X_pending, active_pending, mean)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fantasy:
+    """One fantasised completion of the pending evaluations.
+
+    Attributes:
+        model: the surrogate conditioned on the fantasised outcomes (same hyperparameters).
+        best: the incumbent of EI under this fantasy: the step's incumbent, or a fantasised
+            outcome at a pending point if that is better (a pending evaluation that turns out
+            well raises the bar for the next one).
+        values: the fantasised outcomes at the pending points (empty for the model itself).
+    """
+
+    model: Surrogate
+    best: float
+    values: tuple[float, ...] = ()
+
+
+def sample_fantasies(
+    model: Surrogate,
+    X_pending: np.ndarray,
+    active_pending: np.ndarray,
+    n_fantasies: int,
+    best: float,
+    rng: np.random.Generator,
+) -> list[Fantasy]:
+    """``n_fantasies`` models conditioned on joint samples of the latent values at the pending
+    points (Snoek et al. 2012, sec. 3.3; DNGO sec. 3.3; BOHAMIANN supplement eq. 1).
+
+    Each joint sample is drawn sequentially, so no joint covariance is needed: ``f_1`` from the
+    marginal posterior at ``x_1``; condition on it; ``f_2`` from the conditioned posterior at
+    ``x_2``; and so on (the chain rule of the joint Gaussian). The samples are of the latent
+    function; conditioning treats them as observations with the model's noise, which for the
+    small fitted noise of the library's GPs is the joint posterior up to that noise. Without
+    pending points the model itself is the single "fantasy".
+    """
+    if n_fantasies < 1:
+        raise ValueError(f"n_fantasies must be >= 1; got {n_fantasies!r}.")
+    if len(X_pending) == 0:
+        return [Fantasy(model, best)]
+    fantasies = []
+    for _ in range(n_fantasies):
+        current, sampled = model, []
+        for x, a in zip(X_pending, active_pending, strict=True):
+            mean, var = current.predict(x[None, :], a[None, :])
+            value = float(mean[0]) + math.sqrt(max(float(var[0]), 0.0)) * rng.standard_normal()
+            current = current.condition_on(x[None, :], a[None, :], np.array([value]))
+            sampled.append(value)
+        fantasies.append(Fantasy(current, min(best, *sampled), tuple(sampled)))
+    return fantasies
+
+
+def believed_fantasy(
+    model: Surrogate, X_pending: np.ndarray, active_pending: np.ndarray, best: float
+) -> list[Fantasy]:
+    """The kriging believer as a single fantasy (:func:`with_believed_pending`, same
+    incumbent)."""
+    return [Fantasy(with_believed_pending(model, X_pending, active_pending), best)]
+
+
+def _log_mean_ei(
+    fantasies: Sequence[Fantasy],
+    posterior: Callable[[Surrogate], Callable[..., tuple[torch.Tensor, torch.Tensor]]],
+) -> Acquisition:
+    """``log((1/S) sum_s EI_s)`` computed as ``logsumexp_s(log EI_s) - log S``."""
+    if not fantasies:
+        raise ValueError("Monte-Carlo EI needs at least one fantasy.")
+    if len(fantasies) == 1:  # exactly the plain log-EI (no logsumexp rounding)
+        only = fantasies[0]
+
+        def single(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+            mean, var = posterior(only.model)(X, active)
+            return log_expected_improvement(mean, var, only.best)
+
+        return single
+    log_s = math.log(len(fantasies))
+
+    def acquisition(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        logs = [
+            log_expected_improvement(*posterior(f.model)(X, active), f.best) for f in fantasies
+        ]
+        return torch.logsumexp(torch.stack(logs), dim=0) - log_s
+
+    return acquisition
+
+
+def make_log_mc_ei(fantasies: Sequence[Fantasy]) -> Acquisition:
+    """Log of the Monte-Carlo EI: EI averaged over the fantasies (Snoek et al. 2012, sec. 3.3;
+    BOHAMIANN supplement eq. 1, ``alpha_MCEI``). One fantasy: its plain log-EI."""
+    return _log_mean_ei(fantasies, lambda model: model.posterior)
+
+
+def make_log_mc_path_ei(fantasies: Sequence[Fantasy]) -> Acquisition:
+    """Log of the path EI (Jenatton et al. 2017, eq. 6) averaged over the fantasies; every
+    fantasy's model must be a :class:`PathModel`."""
+    return _log_mean_ei(fantasies, lambda model: model.path_posterior)  # type: ignore[attr-defined]

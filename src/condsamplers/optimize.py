@@ -22,7 +22,7 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from condsamplers.acquisition import Acquisition
+from condsamplers.acquisition import DEFAULT_N_FANTASIES, Acquisition
 from condsamplers.space import ConditionalSpace, Path
 
 
@@ -39,6 +39,10 @@ class OptimizerSettings:
             path EI of eq. 6 first, then maximise EI on that path only. Needs a model with a
             path posterior (:class:`~condsamplers.models.tree_gp.TreeGP`); otherwise, and when
             the tree has one path, every path is searched.
+        n_fantasies: how pending points (running trials) enter the acquisition. ``0``: the
+            kriging believer (the model is conditioned on its own mean there); ``S >= 1``:
+            Monte-Carlo EI, EI averaged over ``S`` models conditioned on joint samples of the
+            pending outcomes (Snoek et al. 2012, sec. 3.3; DNGO sec. 3.3). See docs/batch.md.
     """
 
     n_candidates: int = 1024
@@ -46,6 +50,7 @@ class OptimizerSettings:
     n_local_search: int = 5
     local_search_max_iter: int = 100
     two_step: bool = False
+    n_fantasies: int = DEFAULT_N_FANTASIES
 
 
 def round_to_grid(space: ConditionalSpace, X: np.ndarray) -> np.ndarray:

@@ -1,14 +1,23 @@
 """The shared Optuna adapter: trials in, one proposed configuration out.
 
 A concrete sampler only says which surrogate it fits (:meth:`ConditionalSampler._make_model`);
-structure inference, encoding, fantasies, acquisition optimisation, startup trials, seeding,
-thread safety and logging live here.
+structure inference, encoding, pending trials (recorded proposals, fantasies), acquisition
+optimisation, startup trials, seeding, thread safety and logging live here.
+
+Batch and parallel proposals (docs/batch.md): every model-based proposal is recorded whole on
+its trial as the system attribute :data:`PROPOSAL_ATTR`, because a RUNNING trial only carries the
+parameters suggested so far. Other workers (threads of ``study.optimize(n_jobs=...)``, processes
+on one storage, or ask-and-tell with several open trials) read it back as a pending point of the
+acquisition (kriging believer or Monte-Carlo EI over fantasies, Snoek et al. 2012 sec. 3.3 and
+DNGO sec. 3.3), never propose it again, and redo a proposal that a concurrent worker recorded
+at the same time.
 """
 
 from __future__ import annotations
 
 import abc
 import contextlib
+import dataclasses
 import logging
 import threading
 from collections.abc import Iterator, Sequence
@@ -18,11 +27,12 @@ import numpy as np
 import optuna
 import threadpoolctl
 import torch
-from optuna.distributions import BaseDistribution
+from optuna.distributions import BaseDistribution, distribution_to_json, json_to_distribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from condsamplers.acquisition import DEFAULT_N_FANTASIES
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
@@ -33,6 +43,14 @@ _logger = optuna.logging.get_logger(__name__)
 
 #: How many ranked candidates are tried before giving up on avoiding a duplicate.
 _MAX_DUPLICATE_SKIPS = 32
+#: Trial system attribute holding the whole configuration a model-based step proposed for the
+#: trial: ``{"format": 1, "params": {name: external value}, "distributions": {name:
+#: optuna.distributions.distribution_to_json(...)}}`` (``None`` once withdrawn).
+PROPOSAL_ATTR = "condsamplers:proposal"
+PROPOSAL_FORMAT = 1
+#: How often a proposal that a concurrent worker's recorded proposal duplicates is redone
+#: before the trial goes to the independent sampler.
+MAX_RACE_RETRIES = 3
 
 
 @contextlib.contextmanager
@@ -53,8 +71,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     The conditional structure is inferred from the study's COMPLETE trials at each step
     (:func:`condsamplers.space.infer_space`). The first ``n_startup_trials`` trials, and any
     parameter the tree does not know yet (a new branch), are sampled by ``independent_sampler``.
-    RUNNING trials of other workers enter as fantasies (the model believes its own mean there),
-    and a proposal identical to an existing trial is never returned.
+    Each model-based proposal is recorded whole on its trial (system attribute
+    :data:`PROPOSAL_ATTR`); RUNNING trials of other workers (threads, processes on one storage,
+    open ask-and-tell trials) enter the acquisition as pending points through their recorded
+    proposals (``n_fantasies``), and a proposal identical to an existing trial or to another
+    RUNNING trial's proposal is never returned (docs/batch.md).
 
     Args:
         seed: seed of every random choice; the same seed gives the same suggestions.
@@ -64,6 +85,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         n_candidates: quasi-random candidates per step, spread over the paths of the tree.
         n_local_search: starts of the gradient-based local search of the acquisition.
         n_restarts: random restarts of the hyperparameter fit (besides default and warm starts).
+        n_fantasies: how RUNNING trials (their recorded proposals) enter the acquisition.
+            ``0``: kriging believer, the model is conditioned on its own mean there. ``S >= 1``:
+            Monte-Carlo EI (Snoek et al. 2012 sec. 3.3, DNGO sec. 3.3): EI averaged over ``S``
+            models conditioned on joint samples of the pending outcomes. Default 8: at batch
+            size 5 it halved the believer's median regret on branching_nested (docs/batch.md).
     """
 
     def __init__(
@@ -75,17 +101,19 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         n_candidates: int = 1024,
         n_local_search: int = 5,
         n_restarts: int = 2,
+        n_fantasies: int = DEFAULT_N_FANTASIES,
     ) -> None:
         _check_int("n_startup_trials", n_startup_trials, minimum=0)
         _check_int("n_candidates", n_candidates, minimum=1)
         _check_int("n_local_search", n_local_search, minimum=1)
         _check_int("n_restarts", n_restarts, minimum=0)
+        _check_int("n_fantasies", n_fantasies, minimum=0)
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._n_startup_trials = n_startup_trials
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
         self._settings = OptimizerSettings(
-            n_candidates=n_candidates, n_local_search=n_local_search
+            n_candidates=n_candidates, n_local_search=n_local_search, n_fantasies=int(n_fantasies)
         )
         self._n_restarts = n_restarts
         self._lock = threading.RLock()
@@ -123,7 +151,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if len(complete) < max(self._n_startup_trials, 1):
             return {}
         with self._lock, _single_threaded():
-            params = self._propose(study, trial, complete)
+            params = self._propose_and_record(study, trial, complete)
         return {
             name: value
             for name, value in params.items()
@@ -175,22 +203,63 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 self._space_cache = (key, infer_space(complete))
             return self._space_cache[1]
 
-    def _propose(
+    def _propose_and_record(
         self, study: Study, trial: FrozenTrial, complete: list[FrozenTrial]
     ) -> dict[str, Any]:
+        """Propose, record the proposal on ``trial``, and redo it if a concurrent worker holds
+        the same configuration.
+
+        Two workers that propose at the same time do not see each other's proposal. Each
+        records its own, then re-reads the others: at least the later of the two to record sees
+        the other's, and any worker that sees its configuration claimed by another trial
+        proposes again with that trial as a pending point. (Yielding only to smaller trial
+        numbers would not be race-free: the larger one may have re-read before the smaller one
+        recorded.) Retries draw from a stream mixed with the trial number, so two identically
+        seeded workers do not collide again.
+        """
+        rival = None
+        for attempt in range(MAX_RACE_RETRIES + 1):
+            proposal = self._propose(study, trial, complete, attempt)
+            if proposal is None:
+                return {}
+            _record_proposal(study, trial, proposal)
+            rival = None if proposal.repeats_pending else _rival(study, trial, proposal.params)
+            if rival is None:
+                return proposal.params
+            _logger.debug(
+                "%s: trial %d's proposal duplicates that of trial %d (concurrent workers); "
+                "proposing again (attempt %d).",
+                type(self).__name__,
+                trial.number,
+                rival,
+                attempt + 1,
+            )
+        _withdraw_proposal(study, trial)
+        self._log_fallback(
+            logging.INFO,
+            trial,
+            f"{MAX_RACE_RETRIES + 1} proposals in a row duplicated those of concurrent workers "
+            f"(last: trial {rival})",
+        )
+        return {}
+
+    def _propose(
+        self, study: Study, trial: FrozenTrial, complete: list[FrozenTrial], attempt: int = 0
+    ) -> _Configuration | None:
         space = self.conditional_space(study)
         data = self._observations(study, space, complete, trial)
         if data is None:
-            return {}
+            return None
         seed = int(self._rng.integers(2**31))
         model = self._make_model(seed, self._warm_start)
+        rng = np.random.default_rng([seed, trial.number, attempt] if attempt else seed)
         try:
-            proposal = propose(space, data, model, np.random.default_rng(seed), self._settings)
+            proposal = propose(space, data, model, rng, self._settings)
         except NumericalError as error:
             self._log_fallback(
                 logging.WARNING, trial, f"the surrogate could not be fitted ({error})"
             )
-            return {}
+            return None
         self._warm_start = self._warm_start_of(proposal.model)
         return self._first_new(space, proposal.X, proposal.active, study, trial)
 
@@ -210,11 +279,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             )
             return None
         pending = [
-            space.encode_trial(t.params, t.distributions)
+            encoded
             for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-            if t.number != trial.number and t.params
+            if t.number != trial.number and (encoded := encode_pending(space, t)) is not None
         ]
-        pending = [p for p in pending if p is not None]
         d = space.n_features
         return Observations(
             X=X,
@@ -231,24 +299,45 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         active: np.ndarray,
         study: Study,
         trial: FrozenTrial,
-    ) -> dict[str, Any]:
-        existing = [
-            t.params
+    ) -> _Configuration | None:
+        """The best of the first 32 candidates that no COMPLETE trial has and no RUNNING trial
+        has or was proposed (its recorded proposal).
+
+        If each of them repeats one, the space is exhausted (a small discrete space, the rest
+        of it pending): the best one that repeats only a RUNNING trial is returned, marked
+        ``repeats_pending``, since a random one would repeat something too. If each repeats a
+        COMPLETE trial, ``None``: the independent sampler takes the trial.
+        """
+        others = [
+            t
             for t in study.get_trials(
                 deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)
             )
             if t.number != trial.number
         ]
+        complete = [t.params for t in others if t.state == TrialState.COMPLETE]
+        pending = [claim for t in others if t.state == TrialState.RUNNING for claim in _claims(t)]
+        repeat = None
         for x, a in zip(X[:_MAX_DUPLICATE_SKIPS], active[:_MAX_DUPLICATE_SKIPS], strict=True):
-            params = space.decode(x, a)
-            if params not in existing:
-                return params
+            configuration = _decode(space, x, a)
+            if configuration.params in complete:
+                continue
+            if configuration.params not in pending:
+                return configuration
+            repeat = repeat or dataclasses.replace(configuration, repeats_pending=True)
+        if repeat is not None:
+            _logger.info(
+                "%s: the best %d candidates for trial %d repeat existing or pending trials; "
+                "it repeats a RUNNING trial's configuration.",
+                type(self).__name__,
+                _MAX_DUPLICATE_SKIPS,
+                trial.number,
+            )
+            return repeat
         self._log_fallback(
-            logging.INFO,
-            trial,
-            f"the best {_MAX_DUPLICATE_SKIPS} candidates repeat existing trials",
+            logging.INFO, trial, f"the best {_MAX_DUPLICATE_SKIPS} candidates repeat trials"
         )
-        return {}
+        return None
 
     def _log_fallback(self, level: int, trial: FrozenTrial, reason: str) -> None:
         """Say why a trial's parameters go to the independent sampler."""
@@ -268,6 +357,159 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 f"this study has {len(study.directions)} objectives. Use one direction, or "
                 "optuna.samplers.TPESampler / NSGAIISampler for multi-objective optimisation."
             )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Configuration:
+    """A whole configuration: external values and the distribution of each parameter.
+
+    ``repeats_pending``: knowingly the configuration of a RUNNING trial (an exhausted space).
+    """
+
+    params: dict[str, Any]
+    distributions: dict[str, BaseDistribution]
+    repeats_pending: bool = False
+
+
+def _decode(space: ConditionalSpace, x: np.ndarray, active: np.ndarray) -> _Configuration:
+    """An encoded configuration with the distributions of its active nodes (variants of one
+    name by the active one)."""
+    params = space.decode(x, active)
+    distributions = {
+        space.nodes[j].name: space.nodes[j].distribution for j in np.flatnonzero(active)
+    }
+    return _Configuration(params, distributions)
+
+
+def _record_proposal(study: Study, trial: FrozenTrial, proposal: _Configuration) -> None:
+    """Store ``proposal`` on the trial (:data:`PROPOSAL_ATTR`) for the other workers."""
+    value = {
+        "format": PROPOSAL_FORMAT,
+        "params": dict(proposal.params),
+        "distributions": {
+            name: distribution_to_json(d) for name, d in proposal.distributions.items()
+        },
+    }
+    study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, value)
+
+
+def _withdraw_proposal(study: Study, trial: FrozenTrial) -> None:
+    """Mark the trial as having no model-based proposal (storages cannot delete attributes)."""
+    study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, None)
+
+
+def read_proposal(trial: FrozenTrial) -> _Configuration | None:
+    """The proposal recorded on ``trial``, or ``None`` (none, withdrawn, or unreadable).
+
+    A parameter whose distribution cannot be read, or whose value its distribution does not
+    contain, is dropped: a garbled record must never break another worker's suggestion.
+    """
+    raw = trial.system_attrs.get(PROPOSAL_ATTR)
+    if not isinstance(raw, dict) or raw.get("format") != PROPOSAL_FORMAT:
+        return None
+    params, distributions = raw.get("params"), raw.get("distributions")
+    if not isinstance(params, dict) or not isinstance(distributions, dict):
+        return None
+    configuration = _Configuration({}, {})
+    for name, value in params.items():
+        distribution = _read_distribution(distributions.get(name))
+        if isinstance(name, str) and distribution is not None and _fits(distribution, value):
+            configuration.params[name] = value
+            configuration.distributions[name] = distribution
+    return configuration if configuration.params else None
+
+
+def _read_distribution(text: Any) -> BaseDistribution | None:
+    try:
+        return json_to_distribution(text)
+    except Exception:  # any garbage (bad JSON, unknown class, bad bounds) means "unreadable"
+        return None
+
+
+def _fits(distribution: BaseDistribution, value: Any) -> bool:
+    try:
+        return to_internal(distribution, value) is not None
+    except Exception:  # an odd value (say, a huge int or a nested list) does not fit
+        return False
+
+
+def _claims(trial: FrozenTrial) -> list[dict[str, Any]]:
+    """Configurations ``trial`` stands for: its params, and for a RUNNING trial also its
+    recorded proposal overlaid by the params it has suggested so far (which win)."""
+    claims = [dict(trial.params)] if trial.params else []
+    if trial.state == TrialState.RUNNING:
+        recorded = read_proposal(trial)
+        if recorded is not None:
+            claims.append({**recorded.params, **trial.params})
+    return claims
+
+
+def _rival(study: Study, trial: FrozenTrial, params: dict[str, Any]) -> int | None:
+    """Number of another COMPLETE or RUNNING trial that claims ``params`` (re-read from the
+    storage), or ``None``."""
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
+        if t.number != trial.number and params in _claims(t):
+            return t.number
+    return None
+
+
+def encode_pending(
+    space: ConditionalSpace, trial: FrozenTrial
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """A RUNNING trial as a pending point ``(x, active)`` of ``space``, or ``None``.
+
+    Its recorded proposal (:func:`read_proposal`) overlaid by the params it has suggested so
+    far, which win; parameters the current space cannot encode (unknown names, values outside
+    the current distributions) are skipped, and proposed parameters that the tree makes inactive
+    under the trial's actual branch values are dropped. A trial without a recorded proposal (a
+    startup trial, another sampler's) is encoded from its params alone.
+    """
+    x_t, a_t = _encode_each(space, trial.params, trial.distributions)
+    recorded = read_proposal(trial)
+    if recorded is not None:
+        extra = {k: v for k, v in recorded.params.items() if k not in trial.params}
+        x_p, a_p = _encode_each(space, extra, recorded.distributions)
+        a_p &= ~a_t
+        x = np.where(a_t, x_t, x_p)
+        active = a_t | _consistent(space, x, a_t | a_p, a_p)
+    else:
+        x, active = x_t, a_t
+    if not active.any():
+        return None
+    return np.where(active, x, 0.0), active
+
+
+def _encode_each(
+    space: ConditionalSpace, params: dict[str, Any], distributions: dict[str, BaseDistribution]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Encode parameter by parameter, skipping those the space cannot encode."""
+    x = np.zeros(space.n_features)
+    active = np.zeros(space.n_features, dtype=bool)
+    for name, value in params.items():
+        one = {name: distributions[name]} if name in distributions else {}
+        try:
+            encoded = space.encode_trial({name: value}, one)
+        except Exception:  # an odd value must not break the suggestion
+            encoded = None
+        if encoded is not None:
+            x = np.where(encoded[1], encoded[0], x)
+            active |= encoded[1]
+    return x, active
+
+
+def _consistent(
+    space: ConditionalSpace, x: np.ndarray, active: np.ndarray, optional: np.ndarray
+) -> np.ndarray:
+    """``optional`` columns of ``active`` whose parent is active with an activating value
+    (nodes in topological order, so a dropped parent drops its descendants)."""
+    active = active.copy()
+    for j, node in enumerate(space.nodes):
+        if not optional[j] or node.condition is None:
+            continue
+        p = space.index[node.condition.parent]
+        parent_value = space.nodes[p].from_unit(x[p : p + 1])
+        active[j] = bool(active[p] and node.condition.holds(parent_value)[0])
+    return active & optional
 
 
 def _finite_minimisation_values(

@@ -9,7 +9,7 @@ from optuna.samplers import BaseSampler
 
 from condsamplers.models.base import Surrogate
 from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
-from condsamplers.samplers.base import ConditionalSampler
+from condsamplers.samplers.base import DEFAULT_N_FANTASIES, ConditionalSampler
 
 ACQUISITIONS = ("two_step", "joint")
 
@@ -36,8 +36,8 @@ class TreeGPSampler(ConditionalSampler):
         inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (sec. 4.3: random Fourier
             features of the shared parameters, so what one path teaches the others about them
             is non-linear).
-        seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts:
-            see :class:`condsamplers.samplers.base.ConditionalSampler`.
+        seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
+        n_fantasies: see :class:`condsamplers.samplers.base.ConditionalSampler`.
     """
 
     def __init__(
@@ -53,6 +53,7 @@ class TreeGPSampler(ConditionalSampler):
         n_candidates: int = 1024,
         n_local_search: int = 5,
         n_restarts: int = 2,
+        n_fantasies: int = DEFAULT_N_FANTASIES,
     ) -> None:
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}; got {acquisition!r}.")
@@ -72,6 +73,7 @@ class TreeGPSampler(ConditionalSampler):
             n_candidates=n_candidates,
             n_local_search=n_local_search,
             n_restarts=n_restarts,
+            n_fantasies=n_fantasies,
         )
         self._independent = bool(independent)
         self._leaf_inputs = leaf_inputs

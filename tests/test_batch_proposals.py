@@ -1,0 +1,504 @@
+"""Batch and parallel proposals (docs/batch.md): recorded proposals, pending points, races,
+Monte-Carlo fantasies; several threads, several OS processes on one storage, ask-and-tell."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import optuna
+import pytest
+import torch
+from optuna.distributions import (
+    CategoricalDistribution,
+    FloatDistribution,
+    IntDistribution,
+    distribution_to_json,
+)
+from optuna.trial import TrialState
+
+import condsamplers
+from condsamplers.acquisition import make_log_mc_ei, sample_fantasies
+from condsamplers.models.gp import ExactGP
+from condsamplers.samplers import base
+from condsamplers.samplers.base import (
+    MAX_RACE_RETRIES,
+    PROPOSAL_ATTR,
+    ConditionalSampler,
+    encode_pending,
+    read_proposal,
+)
+from condsamplers.space import FeatureSpec
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0)
+N_STARTUP = 4
+
+#: Every sampler of the library (all go through the shared base).
+SAMPLER_CLASSES: dict[str, type[ConditionalSampler]] = {
+    name: getattr(condsamplers, name)
+    for name in condsamplers.__all__
+    if isinstance(getattr(condsamplers, name), type)
+    and issubclass(getattr(condsamplers, name), ConditionalSampler)
+    and getattr(condsamplers, name) is not ConditionalSampler
+}
+
+
+def objective(trial: optuna.Trial) -> float:
+    """Two branches; the better one (``kind == "a"``) has its optimum at x = 0.3, y = 0.5."""
+    kind = trial.suggest_categorical("kind", ["a", "b"])
+    x = trial.suggest_float("x", -1.0, 1.0)
+    if kind == "a":
+        y = trial.suggest_float("y", 0.0, 1.0)
+        return (x - 0.3) ** 2 + (y - 0.5) ** 2
+    n = trial.suggest_int("n", 1, 4)
+    return 0.5 + x**2 + 0.1 * n
+
+
+def _key(params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(params.items()))
+
+
+def _assert_all_complete_and_distinct(study: optuna.Study, n_trials: int) -> None:
+    trials = study.get_trials(deepcopy=False)
+    assert len(trials) == n_trials
+    assert all(t.state == TrialState.COMPLETE for t in trials)
+    keys = [_key(t.params) for t in trials]
+    assert len(set(keys)) == len(keys), "two trials have identical parameters"
+
+
+def _assert_proposals_recorded(study: optuna.Study, n_model_trials: int) -> None:
+    """Model-based trials carry their whole proposal, and it is what they evaluated."""
+    recorded = [(t, read_proposal(t)) for t in study.get_trials(deepcopy=False)]
+    with_proposal = [(t, r) for t, r in recorded if r is not None]
+    assert len(with_proposal) >= n_model_trials
+    for trial, proposal in with_proposal:
+        assert proposal.params == trial.params
+
+
+# -- (a) several OS processes on one storage -------------------------------------------------
+
+WORKER = textwrap.dedent(
+    """
+    import sys
+
+    import optuna
+    from optuna.samplers import RandomSampler
+
+    import condsamplers
+
+    sys.path.insert(0, sys.argv[5])
+    from test_batch_proposals import FAST, N_STARTUP, objective, open_storage
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage_kind, location, sampler_name, worker = sys.argv[1:5]
+    sampler = getattr(condsamplers, sampler_name)(
+        seed=0,  # the same model seed in every worker: concurrent proposals can collide
+        n_startup_trials=N_STARTUP,
+        independent_sampler=RandomSampler(seed=100 + int(worker)),
+        **FAST,
+    )
+    study = optuna.load_study(
+        study_name="batch", storage=open_storage(storage_kind, location), sampler=sampler
+    )
+    study.optimize(objective, n_trials=int(sys.argv[6]))
+    """
+)
+
+
+def open_storage(kind: str, location: str) -> optuna.storages.BaseStorage:
+    if kind == "journal":
+        backend = optuna.storages.journal.JournalFileBackend(location)
+        return optuna.storages.JournalStorage(backend)
+    return optuna.storages.RDBStorage(
+        f"sqlite:///{location}", engine_kwargs={"connect_args": {"timeout": 60}}
+    )
+
+
+@pytest.mark.parametrize("storage_kind", ["journal", "sqlite"])
+@pytest.mark.parametrize("sampler_name", ["ArcGPSampler", "TreeGPSampler"])
+def test_processes_on_one_storage(tmp_path: Path, storage_kind: str, sampler_name: str) -> None:
+    n_workers, n_each = 2, 8
+    location = str(tmp_path / ("journal.log" if storage_kind == "journal" else "study.db"))
+    storage = open_storage(storage_kind, location)
+    optuna.create_study(study_name="batch", storage=storage)
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    here = str(Path(__file__).resolve().parent)
+    workers = [
+        subprocess.Popen(
+            [sys.executable, str(script), storage_kind, location, sampler_name, str(w)]
+            + [here, str(n_each)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for w in range(n_workers)
+    ]
+    outputs = [w.communicate(timeout=300)[0] for w in workers]
+    assert [w.returncode for w in workers] == [0] * n_workers, outputs
+    study = optuna.load_study(study_name="batch", storage=open_storage(storage_kind, location))
+    _assert_all_complete_and_distinct(study, n_workers * n_each)
+    _assert_proposals_recorded(study, n_workers * n_each - 2 * N_STARTUP - n_workers)
+
+
+# -- (b) threads: study.optimize(n_jobs=3) ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLER_CLASSES))
+def test_threads(name: str) -> None:
+    sampler = SAMPLER_CLASSES[name](seed=0, n_startup_trials=N_STARTUP, **FAST)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(objective, n_trials=15, n_jobs=3)
+    _assert_all_complete_and_distinct(study, 15)
+    _assert_proposals_recorded(study, 15 - N_STARTUP - 3)
+
+
+# -- (c) ask-and-tell with 5 open trials -----------------------------------------------------
+
+
+def _history(sampler: optuna.samplers.BaseSampler) -> optuna.Study:
+    """A study with 12 COMPLETE trials on a grid of both branches."""
+    study = optuna.create_study(sampler=sampler)
+    xs = np.linspace(-0.9, 0.9, 4)
+    for i, x in enumerate(xs):
+        for y in (0.1, 0.9):
+            study.enqueue_trial({"kind": "a", "x": float(x), "y": y})
+        study.enqueue_trial({"kind": "b", "x": float(x), "n": 1 + i})
+    study.optimize(objective, n_trials=12)
+    return study
+
+
+def _blind(cls: type[ConditionalSampler]) -> type[ConditionalSampler]:
+    """``cls`` blind to running trials (the baseline of the spread test)."""
+
+    class Blind(cls):  # type: ignore[valid-type, misc]
+        def _observations(self, *args: Any) -> Any:
+            data = super()._observations(*args)
+            if data is not None:
+                data.X_pending = data.X_pending[:0]
+                data.active_pending = data.active_pending[:0]
+            return data
+
+    return Blind
+
+
+def _ask_batch(study: optuna.Study, size: int, suggest_all: bool = True) -> list[optuna.Trial]:
+    """Ask ``size`` trials, each suggesting (all of, or only the first parameter of) its
+    configuration before the next is asked; checks each proposal is recorded by then."""
+    trials = []
+    for _ in range(size):
+        trial = study.ask()
+        if suggest_all:
+            objective(trial)
+        else:
+            trial.suggest_categorical("kind", ["a", "b"])
+        stored = study._storage.get_trial(trial._trial_id)
+        proposal = read_proposal(stored)
+        assert proposal is not None, "the proposal must be recorded before the next ask"
+        assert {k: v for k, v in proposal.params.items() if k in stored.params} == stored.params
+        trials.append(trial)
+    return trials
+
+
+def _spread(points: list[dict[str, Any]]) -> float:
+    """Smallest distance between two of the points (``inf`` across branches)."""
+
+    def distance(p: dict[str, Any], q: dict[str, Any]) -> float:
+        if p["kind"] != q["kind"]:
+            return math.inf
+        other = "y" if p["kind"] == "a" else "n"
+        scale = 1.0 if other == "y" else 3.0
+        return math.hypot((p["x"] - q["x"]) / 2.0, (p[other] - q[other]) / scale)
+
+    return min(distance(p, q) for p, q in itertools.combinations(points, 2))
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLER_CLASSES))
+@pytest.mark.parametrize("n_fantasies", [0, 4])
+def test_ask_and_tell_batch_is_spread_by_pending_points(name: str, n_fantasies: int) -> None:
+    spreads = {}
+    for blind in (False, True):
+        make = _blind(SAMPLER_CLASSES[name]) if blind else SAMPLER_CLASSES[name]
+        sampler = make(seed=1, n_startup_trials=N_STARTUP, n_fantasies=n_fantasies, **FAST)
+        study = _history(sampler)
+        trials = _ask_batch(study, 5)
+        params = [study._storage.get_trial(t._trial_id).params for t in trials]
+        assert len({_key(p) for p in params}) == 5
+        spreads[blind] = _spread(params)
+        for trial in trials:
+            study.tell(trial, objective(trial))
+    # Blind to each other, the 5 proposals pile up at the maximiser of the same EI; with the
+    # earlier ones pending, each later one is sent elsewhere.
+    assert spreads[False] > 0.05
+    assert spreads[False] > 5 * spreads[True]
+
+
+def test_recorded_proposals_are_the_pending_points(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Trials that have suggested only their branch enter as whole configurations."""
+    seen: list[np.ndarray] = []
+    propose = base.propose
+
+    def spy(space, data, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(data.active_pending.sum(axis=1))
+        return propose(space, data, *args, **kwargs)
+
+    monkeypatch.setattr(base, "propose", spy)
+    study = _history(condsamplers.ArcGPSampler(seed=0, n_startup_trials=N_STARTUP, **FAST))
+    seen.clear()
+    trials = _ask_batch(study, 4, suggest_all=False)
+    assert [len(s) for s in seen] == [0, 1, 2, 3]
+    for s in seen:  # each pending trial has its branch, x, and y or n active: 3 columns
+        assert list(s) == [3] * len(s)
+    proposals = [read_proposal(study._storage.get_trial(t._trial_id)) for t in trials]
+    assert len({_key(p.params) for p in proposals if p is not None}) == 4
+
+
+# -- races between workers -------------------------------------------------------------------
+
+
+def test_a_concurrently_recorded_duplicate_is_proposed_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another worker records the same configuration while this one proposes; this one sees
+    it on re-reading and proposes something else, with that trial as pending."""
+    sampler = condsamplers.ArcGPSampler(seed=0, n_startup_trials=N_STARTUP, **FAST)
+    study = _history(sampler)
+    rival = study.ask()  # another worker's open trial, with no proposal yet
+    calls: list[dict[str, Any]] = []
+    record = base._record_proposal
+
+    def racing_record(study_, trial, proposal):  # type: ignore[no-untyped-def]
+        record(study_, trial, proposal)
+        if not calls:  # the rival records the same configuration at the same time
+            record(study_, study_._storage.get_trial(rival._trial_id), proposal)
+        calls.append(proposal.params)
+
+    monkeypatch.setattr(base, "_record_proposal", racing_record)
+    trial = study.ask()
+    objective(trial)
+    assert len(calls) == 2
+    assert calls[1] != calls[0]
+    assert trial.params == calls[1]
+    assert read_proposal(study._storage.get_trial(trial._trial_id)).params == calls[1]
+
+
+def test_endless_races_fall_back_to_the_independent_sampler(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    sampler = condsamplers.ArcGPSampler(seed=0, n_startup_trials=N_STARTUP, **FAST)
+    study = _history(sampler)
+    monkeypatch.setattr(base, "_rival", lambda *args: 0)
+    with caplog.at_level("INFO", logger="condsamplers"):
+        trial = study.ask()
+        objective(trial)
+    assert f"{MAX_RACE_RETRIES + 1} proposals in a row" in caplog.text
+    assert read_proposal(study._storage.get_trial(trial._trial_id)) is None
+    assert set(trial.params) >= {"kind", "x"}
+
+
+def _record(params: dict[str, Any], distributions: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "format": 1,
+        "params": params,
+        "distributions": {k: distribution_to_json(d) for k, d in distributions.items()},
+    }
+
+
+KIND = CategoricalDistribution(["a", "b"])
+X_DIST, Y_DIST = FloatDistribution(-1.0, 1.0), FloatDistribution(0.0, 1.0)
+
+
+def test_first_new_refuses_another_running_trials_recorded_proposal() -> None:
+    sampler = condsamplers.ArcGPSampler(seed=3, n_startup_trials=N_STARTUP, **FAST)
+    study = _history(sampler)
+    claimed = {"kind": "a", "x": 0.25, "y": 0.5}
+    free = {"kind": "a", "x": 0.25, "y": 0.75}
+    other = study.ask()  # open, nothing suggested yet, only its recorded proposal
+    dists = {"kind": KIND, "x": X_DIST, "y": Y_DIST}
+    study._storage.set_trial_system_attr(other._trial_id, PROPOSAL_ATTR, _record(claimed, dists))
+    space = sampler.conditional_space(study)
+    X, A = zip(*(space.encode_trial(p, dists) for p in (claimed, free)), strict=True)
+    new = study._storage.get_trial(study.ask()._trial_id)
+    chosen = sampler._first_new(space, np.stack(X), np.stack(A), study, new)
+    assert chosen is not None and chosen.params == pytest.approx(free)
+    assert not chosen.repeats_pending
+    # Only the claimed candidate left (an exhausted space): it is returned, marked as a repeat.
+    repeat = sampler._first_new(space, np.stack(X[:1]), np.stack(A[:1]), study, new)
+    assert repeat is not None and repeat.repeats_pending
+    assert repeat.params == pytest.approx(claimed)
+    # A candidate that repeats a COMPLETE trial is never returned.
+    done = study.trials[0]
+    x, a = space.encode_trial(done.params, done.distributions)
+    assert sampler._first_new(space, x[None], a[None], study, new) is None
+
+
+def test_an_exhausted_space_is_shared_by_open_trials() -> None:
+    """More open trials than configurations: each still gets a model-based proposal, the
+    first ones all distinct."""
+    sampler = condsamplers.ArcGPSampler(seed=0, n_startup_trials=1, **FAST)
+    study = optuna.create_study(sampler=sampler)
+    space = {"u": CategoricalDistribution([1, 2]), "w": CategoricalDistribution([3, 4])}
+    study.tell(study.ask(space), 0.0)
+    trials = [study.ask(space) for _ in range(5)]
+    configurations = [_key(t.params) for t in trials]
+    assert len(set(configurations[:3])) == 3
+    assert all(read_proposal(study._storage.get_trial(t._trial_id)) for t in trials)
+
+
+# -- (d) unreadable or incompatible recorded proposals --------------------------------------
+
+
+GARBAGE: list[Any] = [
+    "junk",
+    42,
+    None,
+    {"format": 99, "params": {"x": 0.1}, "distributions": {}},
+    {"format": 1, "params": "x", "distributions": {}},
+    {"format": 1, "params": {"x": 0.1}, "distributions": "nope"},
+    {"format": 1, "params": {"x": 0.1}, "distributions": {"x": "not json"}},
+    {"format": 1, "params": {"x": [1, 2]}, "distributions": {"x": '{"name": "Foo"}'}},
+    {
+        "format": 1,
+        "params": {"x": 7.0, "kind": "zzz", "unknown": 3, "n": 99},
+        "distributions": {
+            "x": distribution_to_json(FloatDistribution(-10.0, 10.0)),
+            "kind": distribution_to_json(CategoricalDistribution(["zzz", "a"])),
+            "unknown": distribution_to_json(IntDistribution(0, 5)),
+            "n": distribution_to_json(IntDistribution(1, 200)),
+        },
+    },
+]
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLER_CLASSES))
+def test_garbage_proposals_do_not_break_a_suggestion(name: str) -> None:
+    sampler = SAMPLER_CLASSES[name](seed=0, n_startup_trials=N_STARTUP, **FAST)
+    study = _history(sampler)
+    open_trials = []
+    for value in GARBAGE:
+        trial = study.ask()
+        study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, value)
+        open_trials.append(trial)
+    space = sampler.conditional_space(study)
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        encoded = encode_pending(space, t)
+        assert encoded is None or (np.isfinite(encoded[0]).all() and encoded[1].any())
+    trial = study.ask()
+    value = objective(trial)
+    study.tell(trial, value)
+    assert read_proposal(study._storage.get_trial(trial._trial_id)) is not None
+    assert study.trials[trial.number].state == TrialState.COMPLETE
+
+
+def test_encoding_of_pending_trials() -> None:
+    study = _history(condsamplers.ArcGPSampler(seed=0, n_startup_trials=N_STARTUP, **FAST))
+    space = condsamplers.ArcGPSampler(seed=0).conditional_space(study)
+    column = {node.name: space.index[node.key] for node in space.nodes}
+    dists = {"kind": KIND, "x": X_DIST, "y": Y_DIST}
+
+    def pending(actual: dict[str, Any], proposal: Any) -> tuple[np.ndarray, np.ndarray] | None:
+        trial_id = study.ask()._trial_id
+        for name, value in actual.items():
+            distribution = dists[name]
+            internal = distribution.to_internal_repr(value)
+            study._storage.set_trial_param(trial_id, name, internal, distribution)
+        study._storage.set_trial_system_attr(trial_id, PROPOSAL_ATTR, proposal)
+        return encode_pending(space, study._storage.get_trial(trial_id))
+
+    proposal = _record({"kind": "a", "x": 0.0, "y": 0.25}, dists)
+    # A whole recorded proposal: every column of its path is active.
+    x, a = pending({}, proposal)
+    assert set(np.flatnonzero(a)) == {column["kind"], column["x"], column["y"]}
+    assert x[column["x"]] == pytest.approx(0.5) and x[column["y"]] == pytest.approx(0.25)
+    # The params the trial has win over its proposal ...
+    x, a = pending({"x": 0.5}, proposal)
+    assert set(np.flatnonzero(a)) == {column["kind"], column["x"], column["y"]}
+    assert x[column["x"]] == pytest.approx(0.75)
+    # ... and a proposed parameter that the trial's actual branch makes inactive is dropped.
+    x, a = pending({"kind": "b"}, proposal)
+    assert set(np.flatnonzero(a)) == {column["kind"], column["x"]}
+    assert x[column["kind"]] == 1
+    # x recorded under a wider distribution, with a value outside the current one: skipped.
+    wide = _record({"kind": "a", "x": 5.0, "y": 0.25}, {**dists, "x": FloatDistribution(-9, 9)})
+    _, a = pending({}, wide)
+    assert set(np.flatnonzero(a)) == {column["kind"], column["y"]}
+    # Withdrawn proposal and no params: nothing to encode; withdrawn with params: the params.
+    assert pending({}, None) is None
+    _, a = pending({"kind": "b"}, None)
+    assert set(np.flatnonzero(a)) == {column["kind"]}
+
+
+# -- (e) Monte-Carlo fantasies ---------------------------------------------------------------
+
+
+def _proposals_with_pending(n_fantasies: int, seed: int) -> list[dict[str, Any]]:
+    sampler = condsamplers.TreeGPSampler(
+        seed=seed, n_startup_trials=N_STARTUP, n_fantasies=n_fantasies, **FAST
+    )
+    study = _history(sampler)
+    return [study._storage.get_trial(t._trial_id).params for t in _ask_batch(study, 3)]
+
+
+def test_monte_carlo_fantasies_are_deterministic_given_the_seed() -> None:
+    first = _proposals_with_pending(n_fantasies=4, seed=5)
+    assert _proposals_with_pending(n_fantasies=4, seed=5) == first
+    # ... and they are a different acquisition than the believer's once trials are pending.
+    believer = _proposals_with_pending(n_fantasies=0, seed=5)
+    assert believer[0] == first[0]  # nothing pending yet: the same step
+    assert believer[1:] != first[1:]
+
+
+def test_n_fantasies_is_validated() -> None:
+    for bad in (-1, 1.5, True, "2"):
+        with pytest.raises(ValueError, match="n_fantasies"):
+            condsamplers.ArcGPSampler(n_fantasies=bad)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="n_fantasies"):
+            condsamplers.TreeGPSampler(n_fantasies=bad)  # type: ignore[arg-type]
+
+
+def _toy_gp() -> ExactGP:
+    X = np.array([[0.0], [0.3], [1.0]])
+    y = np.array([0.0, 1.0, 0.0])
+    model = ExactGP("matern", n_restarts=0, seed=0)
+    return model.fit(X, np.ones_like(X, dtype=bool), y, FeatureSpec.numerical(1))
+
+
+def test_fantasies_are_joint_samples() -> None:
+    """Sequential sampling gives the marginal at each pending point and their correlation:
+    near-identical points get near-identical fantasies, distant ones independent ones."""
+    model = _toy_gp()
+    X_pending = np.array([[0.6], [0.61], [5.0]])
+    active = np.ones_like(X_pending, dtype=bool)
+    fantasies = sample_fantasies(model, X_pending, active, 300, 0.0, np.random.default_rng(0))
+    assert len(fantasies) == 300
+    samples = np.array([f.values for f in fantasies])
+    mean, var = model.predict(X_pending, active)
+    assert np.abs(samples.mean(0) - mean).max() < 4 * np.sqrt(var.max() / 300)
+    assert samples.var(0) == pytest.approx(var, rel=0.3)
+    correlation = np.corrcoef(samples.T)
+    assert correlation[0, 1] > 0.95
+    assert abs(correlation[0, 2]) < 0.25
+    # The incumbent of each fantasy includes the fantasised outcomes.
+    assert all(f.best == min(0.0, *s) for f, s in zip(fantasies, samples, strict=True))
+
+
+def test_mc_ei_averages_ei_over_fantasies() -> None:
+    model = _toy_gp()
+    X_pending, active = np.array([[0.6]]), np.array([[True]])
+    fantasies = sample_fantasies(model, X_pending, active, 5, 0.0, np.random.default_rng(1))
+    X = torch.linspace(0, 1, 7, dtype=torch.float64)[:, None]
+    A = torch.ones_like(X, dtype=torch.bool)
+    log_mc = make_log_mc_ei(fantasies)(X, A)
+    singles = torch.stack([make_log_mc_ei([f])(X, A) for f in fantasies])
+    expected = torch.log(torch.exp(singles).mean(0))
+    assert torch.allclose(log_mc, expected, atol=1e-10)
+    # No pending point: the plain log-EI of the model.
+    (only,) = sample_fantasies(model, X_pending[:0], active[:0], 5, 0.0, np.random.default_rng(1))
+    assert only.model is model
