@@ -26,14 +26,9 @@ from optuna.trial import TrialState
 import condsamplers
 from condsamplers.acquisition import make_log_mc_ei, sample_fantasies
 from condsamplers.models.gp import ExactGP
-from condsamplers.samplers import base
-from condsamplers.samplers.base import (
-    MAX_RACE_RETRIES,
-    PROPOSAL_ATTR,
-    ConditionalSampler,
-    encode_pending,
-    read_proposal,
-)
+from condsamplers.samplers import base, proposals
+from condsamplers.samplers.base import MAX_RACE_RETRIES, ConditionalSampler
+from condsamplers.samplers.proposals import PROPOSAL_ATTR, encode_pending, read_proposal
 from condsamplers.space import FeatureSpec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -272,7 +267,7 @@ def test_a_concurrently_recorded_duplicate_is_proposed_again(
     study = _history(sampler)
     rival = study.ask()  # another worker's open trial, with no proposal yet
     calls: list[dict[str, Any]] = []
-    record = base._record_proposal
+    record = proposals.record_proposal
 
     def racing_record(study_, trial, proposal):  # type: ignore[no-untyped-def]
         record(study_, trial, proposal)
@@ -280,7 +275,7 @@ def test_a_concurrently_recorded_duplicate_is_proposed_again(
             record(study_, study_._storage.get_trial(rival._trial_id), proposal)
         calls.append(proposal.params)
 
-    monkeypatch.setattr(base, "_record_proposal", racing_record)
+    monkeypatch.setattr(base, "record_proposal", racing_record)
     trial = study.ask()
     objective(trial)
     assert len(calls) == 2
@@ -294,7 +289,7 @@ def test_endless_races_fall_back_to_the_independent_sampler(
 ) -> None:
     sampler = condsamplers.ArcGPSampler(seed=0, n_startup_trials=N_STARTUP, **FAST)
     study = _history(sampler)
-    monkeypatch.setattr(base, "_rival", lambda *args: 0)
+    monkeypatch.setattr(base, "rival_trial", lambda *args: 0)
     with caplog.at_level("INFO", logger="condsamplers"):
         trial = study.ask()
         objective(trial)

@@ -5,7 +5,7 @@ structure inference, encoding, pending trials (recorded proposals, fantasies), a
 optimisation, startup trials, seeding, thread safety and logging live here.
 
 Batch and parallel proposals (docs/batch.md): every model-based proposal is recorded whole on
-its trial as the system attribute :data:`PROPOSAL_ATTR`, because a RUNNING trial only carries the
+its trial (:mod:`condsamplers.samplers.proposals`), because a RUNNING trial only carries the
 parameters suggested so far. Other workers (threads of ``study.optimize(n_jobs=...)``, processes
 on one storage, or ask-and-tell with several open trials) read it back as a pending point of the
 acquisition (kriging believer or Monte-Carlo EI over fantasies, Snoek et al. 2012 sec. 3.3 and
@@ -27,7 +27,7 @@ import numpy as np
 import optuna
 import threadpoolctl
 import torch
-from optuna.distributions import BaseDistribution, distribution_to_json, json_to_distribution
+from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
@@ -37,20 +37,24 @@ from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
 from condsamplers.pipeline import Observations, propose
+from condsamplers.samplers.proposals import (
+    Configuration,
+    claims_of,
+    decode_configuration,
+    encode_pending,
+    record_proposal,
+    rival_trial,
+    withdraw_proposal,
+)
 from condsamplers.space import ConditionalSpace, infer_space, to_internal
 
 _logger = optuna.logging.get_logger(__name__)
 
-#: How many ranked candidates are tried before giving up on avoiding a duplicate.
-_MAX_DUPLICATE_SKIPS = 32
-#: Trial system attribute holding the whole configuration a model-based step proposed for the
-#: trial: ``{"format": 1, "params": {name: external value}, "distributions": {name:
-#: optuna.distributions.distribution_to_json(...)}}`` (``None`` once withdrawn).
-PROPOSAL_ATTR = "condsamplers:proposal"
-PROPOSAL_FORMAT = 1
 #: How often a proposal that a concurrent worker's recorded proposal duplicates is redone
 #: before the trial goes to the independent sampler.
 MAX_RACE_RETRIES = 3
+#: How many ranked candidates are tried before giving up on avoiding a duplicate.
+_MAX_DUPLICATE_SKIPS = 32
 
 
 @contextlib.contextmanager
@@ -71,11 +75,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     The conditional structure is inferred from the study's COMPLETE trials at each step
     (:func:`condsamplers.space.infer_space`). The first ``n_startup_trials`` trials, and any
     parameter the tree does not know yet (a new branch), are sampled by ``independent_sampler``.
-    Each model-based proposal is recorded whole on its trial (system attribute
-    :data:`PROPOSAL_ATTR`); RUNNING trials of other workers (threads, processes on one storage,
-    open ask-and-tell trials) enter the acquisition as pending points through their recorded
-    proposals (``n_fantasies``), and a proposal identical to an existing trial or to another
-    RUNNING trial's proposal is never returned (docs/batch.md).
+    Each model-based proposal is recorded whole on its trial (a system attribute, see
+    :mod:`condsamplers.samplers.proposals`); RUNNING trials of other workers (threads,
+    processes on one storage, open ask-and-tell trials) enter the acquisition as pending
+    points through their recorded proposals (``n_fantasies``), and a proposal identical to an
+    existing trial or to another RUNNING trial's proposal is never returned (docs/batch.md).
 
     Args:
         seed: seed of every random choice; the same seed gives the same suggestions.
@@ -222,8 +226,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             proposal = self._propose(study, trial, complete, attempt)
             if proposal is None:
                 return {}
-            _record_proposal(study, trial, proposal)
-            rival = None if proposal.repeats_pending else _rival(study, trial, proposal.params)
+            record_proposal(study, trial, proposal)
+            rival = (
+                None if proposal.repeats_pending else rival_trial(study, trial, proposal.params)
+            )
             if rival is None:
                 return proposal.params
             _logger.debug(
@@ -234,7 +240,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 rival,
                 attempt + 1,
             )
-        _withdraw_proposal(study, trial)
+        withdraw_proposal(study, trial)
         self._log_fallback(
             logging.INFO,
             trial,
@@ -245,7 +251,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
 
     def _propose(
         self, study: Study, trial: FrozenTrial, complete: list[FrozenTrial], attempt: int = 0
-    ) -> _Configuration | None:
+    ) -> Configuration | None:
         space = self.conditional_space(study)
         data = self._observations(study, space, complete, trial)
         if data is None:
@@ -299,7 +305,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         active: np.ndarray,
         study: Study,
         trial: FrozenTrial,
-    ) -> _Configuration | None:
+    ) -> Configuration | None:
         """The best of the first 32 candidates that no COMPLETE trial has and no RUNNING trial
         has or was proposed (its recorded proposal).
 
@@ -316,10 +322,12 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             if t.number != trial.number
         ]
         complete = [t.params for t in others if t.state == TrialState.COMPLETE]
-        pending = [claim for t in others if t.state == TrialState.RUNNING for claim in _claims(t)]
+        pending = [
+            claim for t in others if t.state == TrialState.RUNNING for claim in claims_of(t)
+        ]
         repeat = None
         for x, a in zip(X[:_MAX_DUPLICATE_SKIPS], active[:_MAX_DUPLICATE_SKIPS], strict=True):
-            configuration = _decode(space, x, a)
+            configuration = decode_configuration(space, x, a)
             if configuration.params in complete:
                 continue
             if configuration.params not in pending:
@@ -357,159 +365,6 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 f"this study has {len(study.directions)} objectives. Use one direction, or "
                 "optuna.samplers.TPESampler / NSGAIISampler for multi-objective optimisation."
             )
-
-
-@dataclasses.dataclass(frozen=True)
-class _Configuration:
-    """A whole configuration: external values and the distribution of each parameter.
-
-    ``repeats_pending``: knowingly the configuration of a RUNNING trial (an exhausted space).
-    """
-
-    params: dict[str, Any]
-    distributions: dict[str, BaseDistribution]
-    repeats_pending: bool = False
-
-
-def _decode(space: ConditionalSpace, x: np.ndarray, active: np.ndarray) -> _Configuration:
-    """An encoded configuration with the distributions of its active nodes (variants of one
-    name by the active one)."""
-    params = space.decode(x, active)
-    distributions = {
-        space.nodes[j].name: space.nodes[j].distribution for j in np.flatnonzero(active)
-    }
-    return _Configuration(params, distributions)
-
-
-def _record_proposal(study: Study, trial: FrozenTrial, proposal: _Configuration) -> None:
-    """Store ``proposal`` on the trial (:data:`PROPOSAL_ATTR`) for the other workers."""
-    value = {
-        "format": PROPOSAL_FORMAT,
-        "params": dict(proposal.params),
-        "distributions": {
-            name: distribution_to_json(d) for name, d in proposal.distributions.items()
-        },
-    }
-    study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, value)
-
-
-def _withdraw_proposal(study: Study, trial: FrozenTrial) -> None:
-    """Mark the trial as having no model-based proposal (storages cannot delete attributes)."""
-    study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, None)
-
-
-def read_proposal(trial: FrozenTrial) -> _Configuration | None:
-    """The proposal recorded on ``trial``, or ``None`` (none, withdrawn, or unreadable).
-
-    A parameter whose distribution cannot be read, or whose value its distribution does not
-    contain, is dropped: a garbled record must never break another worker's suggestion.
-    """
-    raw = trial.system_attrs.get(PROPOSAL_ATTR)
-    if not isinstance(raw, dict) or raw.get("format") != PROPOSAL_FORMAT:
-        return None
-    params, distributions = raw.get("params"), raw.get("distributions")
-    if not isinstance(params, dict) or not isinstance(distributions, dict):
-        return None
-    configuration = _Configuration({}, {})
-    for name, value in params.items():
-        distribution = _read_distribution(distributions.get(name))
-        if isinstance(name, str) and distribution is not None and _fits(distribution, value):
-            configuration.params[name] = value
-            configuration.distributions[name] = distribution
-    return configuration if configuration.params else None
-
-
-def _read_distribution(text: Any) -> BaseDistribution | None:
-    try:
-        return json_to_distribution(text)
-    except Exception:  # any garbage (bad JSON, unknown class, bad bounds) means "unreadable"
-        return None
-
-
-def _fits(distribution: BaseDistribution, value: Any) -> bool:
-    try:
-        return to_internal(distribution, value) is not None
-    except Exception:  # an odd value (say, a huge int or a nested list) does not fit
-        return False
-
-
-def _claims(trial: FrozenTrial) -> list[dict[str, Any]]:
-    """Configurations ``trial`` stands for: its params, and for a RUNNING trial also its
-    recorded proposal overlaid by the params it has suggested so far (which win)."""
-    claims = [dict(trial.params)] if trial.params else []
-    if trial.state == TrialState.RUNNING:
-        recorded = read_proposal(trial)
-        if recorded is not None:
-            claims.append({**recorded.params, **trial.params})
-    return claims
-
-
-def _rival(study: Study, trial: FrozenTrial, params: dict[str, Any]) -> int | None:
-    """Number of another COMPLETE or RUNNING trial that claims ``params`` (re-read from the
-    storage), or ``None``."""
-    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
-        if t.number != trial.number and params in _claims(t):
-            return t.number
-    return None
-
-
-def encode_pending(
-    space: ConditionalSpace, trial: FrozenTrial
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """A RUNNING trial as a pending point ``(x, active)`` of ``space``, or ``None``.
-
-    Its recorded proposal (:func:`read_proposal`) overlaid by the params it has suggested so
-    far, which win; parameters the current space cannot encode (unknown names, values outside
-    the current distributions) are skipped, and proposed parameters that the tree makes inactive
-    under the trial's actual branch values are dropped. A trial without a recorded proposal (a
-    startup trial, another sampler's) is encoded from its params alone.
-    """
-    x_t, a_t = _encode_each(space, trial.params, trial.distributions)
-    recorded = read_proposal(trial)
-    if recorded is not None:
-        extra = {k: v for k, v in recorded.params.items() if k not in trial.params}
-        x_p, a_p = _encode_each(space, extra, recorded.distributions)
-        a_p &= ~a_t
-        x = np.where(a_t, x_t, x_p)
-        active = a_t | _consistent(space, x, a_t | a_p, a_p)
-    else:
-        x, active = x_t, a_t
-    if not active.any():
-        return None
-    return np.where(active, x, 0.0), active
-
-
-def _encode_each(
-    space: ConditionalSpace, params: dict[str, Any], distributions: dict[str, BaseDistribution]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Encode parameter by parameter, skipping those the space cannot encode."""
-    x = np.zeros(space.n_features)
-    active = np.zeros(space.n_features, dtype=bool)
-    for name, value in params.items():
-        one = {name: distributions[name]} if name in distributions else {}
-        try:
-            encoded = space.encode_trial({name: value}, one)
-        except Exception:  # an odd value must not break the suggestion
-            encoded = None
-        if encoded is not None:
-            x = np.where(encoded[1], encoded[0], x)
-            active |= encoded[1]
-    return x, active
-
-
-def _consistent(
-    space: ConditionalSpace, x: np.ndarray, active: np.ndarray, optional: np.ndarray
-) -> np.ndarray:
-    """``optional`` columns of ``active`` whose parent is active with an activating value
-    (nodes in topological order, so a dropped parent drops its descendants)."""
-    active = active.copy()
-    for j, node in enumerate(space.nodes):
-        if not optional[j] or node.condition is None:
-            continue
-        p = space.index[node.condition.parent]
-        parent_value = space.nodes[p].from_unit(x[p : p + 1])
-        active[j] = bool(active[p] and node.condition.holds(parent_value)[0])
-    return active & optional
 
 
 def _finite_minimisation_values(

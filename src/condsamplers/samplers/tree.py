@@ -7,9 +7,10 @@ from typing import Any
 
 from optuna.samplers import BaseSampler
 
+from condsamplers.acquisition import DEFAULT_N_FANTASIES
 from condsamplers.models.base import Surrogate
 from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
-from condsamplers.samplers.base import DEFAULT_N_FANTASIES, ConditionalSampler
+from condsamplers.samplers.base import ConditionalSampler
 
 ACQUISITIONS = ("two_step", "joint")
 

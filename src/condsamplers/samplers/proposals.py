@@ -1,0 +1,182 @@
+"""Whole proposals recorded on trials, so that parallel workers see each other's pending points.
+
+A RUNNING trial only carries the parameters suggested so far; a model-based step therefore
+records the whole configuration it proposed as the trial system attribute
+:data:`PROPOSAL_ATTR`. Other workers (threads of ``study.optimize(n_jobs=...)``, processes on
+one storage, open ask-and-tell trials) read it back: as a pending point of the acquisition
+(:func:`encode_pending`) and as a configuration not to propose again (:func:`claims_of`,
+:func:`rival_trial`). See docs/batch.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+from optuna.distributions import BaseDistribution, distribution_to_json, json_to_distribution
+from optuna.study import Study
+from optuna.trial import FrozenTrial, TrialState
+
+from condsamplers.space import ConditionalSpace, to_internal
+
+#: Trial system attribute holding the whole configuration a model-based step proposed for the
+#: trial: ``{"format": 1, "params": {name: external value}, "distributions": {name:
+#: optuna.distributions.distribution_to_json(...)}}`` (``None`` once withdrawn).
+PROPOSAL_ATTR = "condsamplers:proposal"
+PROPOSAL_FORMAT = 1
+
+
+@dataclasses.dataclass(frozen=True)
+class Configuration:
+    """A whole configuration: external values and the distribution of each parameter.
+
+    ``repeats_pending``: knowingly the configuration of a RUNNING trial (an exhausted space).
+    """
+
+    params: dict[str, Any]
+    distributions: dict[str, BaseDistribution]
+    repeats_pending: bool = False
+
+
+def decode_configuration(
+    space: ConditionalSpace, x: np.ndarray, active: np.ndarray
+) -> Configuration:
+    """An encoded configuration with the distributions of its active nodes (variants of one
+    name by the active one)."""
+    params = space.decode(x, active)
+    distributions = {
+        space.nodes[j].name: space.nodes[j].distribution for j in np.flatnonzero(active)
+    }
+    return Configuration(params, distributions)
+
+
+def record_proposal(study: Study, trial: FrozenTrial, proposal: Configuration) -> None:
+    """Store ``proposal`` on the trial (:data:`PROPOSAL_ATTR`) for the other workers."""
+    value = {
+        "format": PROPOSAL_FORMAT,
+        "params": dict(proposal.params),
+        "distributions": {
+            name: distribution_to_json(d) for name, d in proposal.distributions.items()
+        },
+    }
+    study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, value)
+
+
+def withdraw_proposal(study: Study, trial: FrozenTrial) -> None:
+    """Mark the trial as having no model-based proposal (storages cannot delete attributes)."""
+    study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, None)
+
+
+def read_proposal(trial: FrozenTrial) -> Configuration | None:
+    """The proposal recorded on ``trial``, or ``None`` (none, withdrawn, or unreadable).
+
+    A parameter whose distribution cannot be read, or whose value its distribution does not
+    contain, is dropped: a garbled record must never break another worker's suggestion.
+    """
+    raw = trial.system_attrs.get(PROPOSAL_ATTR)
+    if not isinstance(raw, dict) or raw.get("format") != PROPOSAL_FORMAT:
+        return None
+    params, distributions = raw.get("params"), raw.get("distributions")
+    if not isinstance(params, dict) or not isinstance(distributions, dict):
+        return None
+    configuration = Configuration({}, {})
+    for name, value in params.items():
+        distribution = _read_distribution(distributions.get(name))
+        if isinstance(name, str) and distribution is not None and _fits(distribution, value):
+            configuration.params[name] = value
+            configuration.distributions[name] = distribution
+    return configuration if configuration.params else None
+
+
+def _read_distribution(text: Any) -> BaseDistribution | None:
+    try:
+        return json_to_distribution(text)
+    except Exception:  # any garbage (bad JSON, unknown class, bad bounds) means "unreadable"
+        return None
+
+
+def _fits(distribution: BaseDistribution, value: Any) -> bool:
+    try:
+        return to_internal(distribution, value) is not None
+    except Exception:  # an odd value (say, a huge int or a nested list) does not fit
+        return False
+
+
+def claims_of(trial: FrozenTrial) -> list[dict[str, Any]]:
+    """Configurations ``trial`` stands for: its params, and for a RUNNING trial also its
+    recorded proposal overlaid by the params it has suggested so far (which win)."""
+    claims = [dict(trial.params)] if trial.params else []
+    if trial.state == TrialState.RUNNING:
+        recorded = read_proposal(trial)
+        if recorded is not None:
+            claims.append({**recorded.params, **trial.params})
+    return claims
+
+
+def rival_trial(study: Study, trial: FrozenTrial, params: dict[str, Any]) -> int | None:
+    """Number of another COMPLETE or RUNNING trial that claims ``params`` (re-read from the
+    storage), or ``None``."""
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
+        if t.number != trial.number and params in claims_of(t):
+            return t.number
+    return None
+
+
+def encode_pending(
+    space: ConditionalSpace, trial: FrozenTrial
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """A RUNNING trial as a pending point ``(x, active)`` of ``space``, or ``None``.
+
+    Its recorded proposal (:func:`read_proposal`) overlaid by the params it has suggested so
+    far, which win; parameters the current space cannot encode (unknown names, values outside
+    the current distributions) are skipped, and proposed parameters that the tree makes inactive
+    under the trial's actual branch values are dropped. A trial without a recorded proposal (a
+    startup trial, another sampler's) is encoded from its params alone.
+    """
+    x_t, a_t = _encode_each(space, trial.params, trial.distributions)
+    recorded = read_proposal(trial)
+    if recorded is not None:
+        extra = {k: v for k, v in recorded.params.items() if k not in trial.params}
+        x_p, a_p = _encode_each(space, extra, recorded.distributions)
+        a_p &= ~a_t
+        x = np.where(a_t, x_t, x_p)
+        active = a_t | _consistent(space, x, a_t | a_p, a_p)
+    else:
+        x, active = x_t, a_t
+    if not active.any():
+        return None
+    return np.where(active, x, 0.0), active
+
+
+def _encode_each(
+    space: ConditionalSpace, params: dict[str, Any], distributions: dict[str, BaseDistribution]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Encode parameter by parameter, skipping those the space cannot encode."""
+    x = np.zeros(space.n_features)
+    active = np.zeros(space.n_features, dtype=bool)
+    for name, value in params.items():
+        one = {name: distributions[name]} if name in distributions else {}
+        try:
+            encoded = space.encode_trial({name: value}, one)
+        except Exception:  # an odd value must not break the suggestion
+            encoded = None
+        if encoded is not None:
+            x = np.where(encoded[1], encoded[0], x)
+            active |= encoded[1]
+    return x, active
+
+
+def _consistent(
+    space: ConditionalSpace, x: np.ndarray, active: np.ndarray, optional: np.ndarray
+) -> np.ndarray:
+    """``optional`` columns of ``active`` whose parent is active with an activating value
+    (nodes in topological order, so a dropped parent drops its descendants)."""
+    active = active.copy()
+    for j, node in enumerate(space.nodes):
+        if not optional[j] or node.condition is None:
+            continue
+        p = space.index[node.condition.parent]
+        parent_value = space.nodes[p].from_unit(x[p : p + 1])
+        active[j] = bool(active[p] and node.condition.holds(parent_value)[0])
+    return active & optional
