@@ -12,11 +12,7 @@ import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 
-from condsamplers import ArcGPSampler, BNGPSampler, TreeGPSampler
-from condsamplers.samplers.base import ConditionalSampler
-
 optuna.logging.set_verbosity(optuna.logging.WARNING)
-FAST = dict(n_candidates=128, n_local_search=2, n_restarts=0)
 
 
 def _tree(trial: optuna.Trial) -> float:
@@ -24,26 +20,6 @@ def _tree(trial: optuna.Trial) -> float:
     if branch == "left":
         return trial.suggest_float("a", -1, 1) ** 2 + 0.1
     return (trial.suggest_float("b", -1, 1) - 0.5) ** 2 + 0.2
-
-
-SAMPLER_CLASSES: dict[str, type[ConditionalSampler]] = {
-    "arcgp": ArcGPSampler,
-    "bngp": BNGPSampler,
-    "treegp": TreeGPSampler,
-}
-
-
-@pytest.fixture(params=sorted(SAMPLER_CLASSES))
-def sampler_class(request: pytest.FixtureRequest) -> type[ConditionalSampler]:
-    return SAMPLER_CLASSES[request.param]
-
-
-@pytest.fixture
-def make_sampler(sampler_class: type[ConditionalSampler]):
-    def make(**kwargs) -> ConditionalSampler:
-        return sampler_class(**{"seed": 0, "n_startup_trials": 5, **FAST, **kwargs})
-
-    return make
 
 
 def test_same_seed_gives_same_suggestions(make_sampler) -> None:

@@ -15,6 +15,16 @@ Pending evaluations (running trials of parallel workers) enter in one of two way
   models, each conditioned on one joint sample of the outcomes at the pending points (Snoek et
   al. 2012, sec. 3.3 "parallelizing Bayesian optimization"; Snoek et al. 2015 (DNGO) sec. 3.3;
   Springenberg et al. 2016 (BOHAMIANN) supplement sec. A, eq. 1).
+
+Constraints ``c_k(x) <= 0`` (Optuna's trial constraints) weight EI by the probability of
+feasibility ``PF(x) = prod_k P(c_k(x) <= 0) = prod_k Phi(-mu_k / sigma_k)`` under one surrogate
+per constraint (Gardner et al. 2014; DNGO sec. 3.2, "a ... constraint network"):
+``log(EI * PF) = log EI + sum_k log Phi(-mu_k / sigma_k)`` (:func:`with_feasibility`). Until a
+feasible point is observed, the acquisition is ``log PF`` alone (:func:`make_log_feasibility`).
+The constraint surrogates are not conditioned on pending points: averaging ``PF`` over
+fantasies of the pending constraint values gives ``PF`` itself (law of total probability), and
+the objective's fantasies are drawn independently of them, so ``MC-EI * PF`` is the Monte-Carlo
+average of ``EI * PF``.
 """
 
 from __future__ import annotations
@@ -209,3 +219,68 @@ def make_log_mc_path_ei(fantasies: Sequence[Fantasy]) -> Acquisition:
     """Log of the path EI (Jenatton et al. 2017, eq. 6) averaged over the fantasies; every
     fantasy's model must be a :class:`PathModel`."""
     return _log_mean_ei(fantasies, lambda model: model.path_posterior)  # type: ignore[attr-defined]
+
+
+@dataclasses.dataclass(frozen=True)
+class Constraint:
+    """A surrogate of one constraint ``c_k(x) <= 0`` and the active patterns it does not apply
+    to (paths whose trials never reported it, say a constraint set in one branch only).
+
+    ``exempt``: ``(p, d)`` boolean active patterns; there the log-feasibility is 0.
+    """
+
+    model: Surrogate
+    exempt: np.ndarray
+
+    def log_feasibility(
+        self, X: torch.Tensor, active: torch.Tensor, of_path: bool = False
+    ) -> torch.Tensor:
+        """``log P(c_k <= 0) = log Phi(-mu_k / sigma_k)`` at ``(X, active)``, from the model's
+        path posterior (Jenatton et al. eq. 6's ``b_p + z_p^T c``) when ``of_path``."""
+        posterior = self.model.path_posterior if of_path else self.model.posterior  # type: ignore[attr-defined]
+        log_pf = log_probability_of_feasibility(*posterior(X, active))
+        if len(self.exempt) == 0:
+            return log_pf
+        patterns = torch.as_tensor(self.exempt, dtype=torch.bool)
+        exempt = (active[:, None, :] == patterns[None, :, :]).all(dim=-1).any(dim=-1)
+        return torch.where(exempt, torch.zeros_like(log_pf), log_pf)
+
+
+def log_probability_of_feasibility(mean: torch.Tensor, var: torch.Tensor) -> torch.Tensor:
+    """``log P(c <= 0) = log Phi(-mu / sigma)`` for ``c ~ N(mu, sigma^2)`` (stable in the tail)."""
+    return torch.special.log_ndtr(-mean / torch.sqrt(var))
+
+
+def _log_feasibility(
+    constraints: Sequence[Constraint], X: torch.Tensor, active: torch.Tensor, of_path: bool
+) -> torch.Tensor:
+    """``sum_k log P(c_k <= 0)`` at ``(X, active)``."""
+    total = torch.zeros(X.shape[0], dtype=torch.float64)
+    for constraint in constraints:
+        total = total + constraint.log_feasibility(X, active, of_path)
+    return total
+
+
+def with_feasibility(
+    acquisition: Acquisition, constraints: Sequence[Constraint], of_path: bool = False
+) -> Acquisition:
+    """``log(alpha(x) * PF(x))`` for a log-acquisition ``alpha`` (constrained EI, Gardner et
+    al. 2014; DNGO sec. 3.2); ``of_path``: ``PF`` of the constraints' path posteriors."""
+    if not constraints:
+        return acquisition
+
+    def weighted(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        return acquisition(X, active) + _log_feasibility(constraints, X, active, of_path)
+
+    return weighted
+
+
+def make_log_feasibility(constraints: Sequence[Constraint]) -> Acquisition:
+    """``log PF(x)``: the acquisition while no observed point is feasible (search for one)."""
+    if not constraints:
+        raise ValueError("make_log_feasibility needs at least one constraint.")
+
+    def acquisition(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        return _log_feasibility(constraints, X, active, of_path=False)
+
+    return acquisition

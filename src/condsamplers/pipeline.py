@@ -12,12 +12,15 @@ from collections.abc import Callable
 import numpy as np
 
 from condsamplers.acquisition import (
+    Constraint,
     Fantasy,
     PathModel,
     believed_fantasy,
+    make_log_feasibility,
     make_log_mc_ei,
     make_log_mc_path_ei,
     sample_fantasies,
+    with_feasibility,
 )
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
@@ -34,6 +37,9 @@ class Observations:
     """Encoded data of one step. ``y`` is to be minimised and finite.
 
     ``X_pending`` / ``active_pending`` are configurations under evaluation (running trials).
+    ``constraints`` (optional, ``(n, m)``): values ``c_k`` of the constraints ``c_k <= 0`` at
+    the observed points, ``NaN`` where a trial did not report constraint ``k`` (it does not
+    apply there, as for a constraint set in one branch of a conditional objective).
     """
 
     X: np.ndarray
@@ -41,12 +47,25 @@ class Observations:
     y: np.ndarray
     X_pending: np.ndarray
     active_pending: np.ndarray
+    constraints: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if len(self.X) == 0:
             raise ValueError("Observations need at least one evaluated configuration.")
         if not np.all(np.isfinite(self.y)):
             raise ValueError("Observations.y must be finite; clip or drop NaN/inf values first.")
+        if self.constraints is not None:
+            if self.constraints.shape[0] != len(self.X) or self.constraints.ndim != 2:
+                raise ValueError("Observations.constraints must have shape (n_observations, m).")
+            if np.isinf(self.constraints).any():
+                raise ValueError("Observations.constraints must not be infinite; clip them.")
+
+    def feasible(self) -> np.ndarray:
+        """Rows whose reported constraint values are all ``<= 0`` (all rows without
+        constraints)."""
+        if self.constraints is None:
+            return np.ones(len(self.X), dtype=bool)
+        return np.all(np.isnan(self.constraints) | (self.constraints <= 0), axis=1)
 
 
 @dataclasses.dataclass
@@ -67,6 +86,7 @@ def propose(
     model: Surrogate,
     rng: np.random.Generator,
     settings: OptimizerSettings,
+    make_constraint_model: ModelFactory | None = None,
 ) -> Proposal:
     """Fit ``model``, account for pending points, and maximise log-EI over ``space``.
 
@@ -82,17 +102,61 @@ def propose(
     With ``settings.two_step`` and a model with a path posterior, the search is Jenatton et
     al.'s two-step EI (sec. 3.2): the path maximising the path EI (eq. 6) first, then EI
     (eq. 5) on that path alone; both are averaged over the fantasies.
+
+    With ``data.constraints``, one surrogate per constraint (``make_constraint_model(k)``) and
+    EI weighted by the probability of feasibility (DNGO sec. 3.2; the path EI by that of the
+    constraints' path posteriors); the incumbent is the best posterior mean at *feasible*
+    observed points, and while there is none the acquisition is the probability of feasibility.
     """
     model.fit(data.X, data.active, data.y, space.features)
-    incumbent = float(model.predict(data.X, data.active)[0].min())
+    constraints = fit_constraints(space, data, make_constraint_model)
+    feasible = data.feasible()
+    if not feasible.any():  # constraints reported, none satisfied yet: look for feasibility
+        violation = np.nanmax(np.where(np.isnan(data.constraints), 0, data.constraints), axis=1)
+        incumbents = data.X[np.argsort(violation, kind="stable")[:N_INCUMBENT_STARTS]]
+        acquisition = make_log_feasibility(constraints)
+        X, active, values = maximize_acquisition(acquisition, space, rng, settings, incumbents)
+        return Proposal(X, active, values, model, None)
+    incumbent = float(model.predict(data.X[feasible], data.active[feasible])[0].min())
     fantasies = pending_fantasies(model, data, incumbent, settings.n_fantasies, rng)
-    acquisition = make_log_mc_ei(fantasies)
-    incumbents = data.X[np.argsort(data.y, kind="stable")[:N_INCUMBENT_STARTS]]
-    path = _two_step_path(space, fantasies, rng, settings, incumbents)
+    acquisition = with_feasibility(make_log_mc_ei(fantasies), constraints)
+    order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
+    incumbents = data.X[order[:N_INCUMBENT_STARTS]]
+    path = _two_step_path(space, data, fantasies, constraints, rng, settings, incumbents)
     X, active, values = maximize_acquisition(
         acquisition, space, rng, settings, incumbents, only=None if path is None else [path]
     )
     return Proposal(X, active, values, model, path)
+
+
+def fit_constraints(
+    space: ConditionalSpace, data: Observations, make_model: ModelFactory | None
+) -> list[Constraint]:
+    """One surrogate per constraint column of ``data``, fitted on the trials reporting it;
+    ``make_model(k)`` builds the ``k``-th (the same kind as the objective's, DNGO sec. 3.2).
+
+    A path (active pattern) whose trials never reported constraint ``k`` is exempt from it: a
+    constraint set in one branch of a conditional objective does not apply to the others.
+    """
+    if data.constraints is None:
+        return []
+    if make_model is None:
+        raise ValueError("Observations with constraints need a constraint model factory.")
+    constraints = []
+    for k in range(data.constraints.shape[1]):
+        reported = ~np.isnan(data.constraints[:, k])
+        if not reported.any():
+            continue
+        model = make_model(k).fit(
+            data.X[reported], data.active[reported], data.constraints[reported, k], space.features
+        )
+        applies = {row.tobytes() for row in data.active[reported]}
+        exempt = [row for row in np.unique(data.active[~reported], axis=0)]
+        exempt = [row for row in exempt if row.tobytes() not in applies]
+        constraints.append(
+            Constraint(model, np.array(exempt, dtype=bool).reshape(-1, space.n_features))
+        )
+    return constraints
 
 
 def pending_fantasies(
@@ -115,19 +179,33 @@ def pending_fantasies(
 
 def _two_step_path(
     space: ConditionalSpace,
+    data: Observations,
     fantasies: list[Fantasy],
+    constraints: list[Constraint],
     rng: np.random.Generator,
     settings: OptimizerSettings,
     incumbents: np.ndarray,
 ) -> Path | None:
     """The path of the first step of the two-step EI, or ``None`` to search every path."""
-    with_paths = all(
-        isinstance(f.model, PathModel) and f.model.has_path_posterior for f in fantasies
-    )
+    models = [f.model for f in fantasies] + [c.model for c in constraints]
+    with_paths = all(isinstance(m, PathModel) and m.has_path_posterior for m in models)
     if not (settings.two_step and with_paths):
         return None
-    paths = space.paths()
-    if not paths or len(paths) == 1:
+    paths = [p for p in space.paths() or [] if not _exhausted(space, p, data)]
+    if len(paths) <= 1:
         return None
-    path_acquisition = make_log_mc_path_ei(fantasies)
+    path_acquisition = with_feasibility(make_log_mc_path_ei(fantasies), constraints, True)
     return select_path(path_acquisition, space, paths, rng, settings, incumbents)
+
+
+def _exhausted(space: ConditionalSpace, path: Path, data: Observations) -> bool:
+    """Whether ``path`` holds a single configuration (only branching parameters, each with one
+    value on it, such as a branch with no parameters of its own) that is observed or pending:
+    the two-step search must not pick it, as every candidate on it would be a duplicate."""
+    branch_values = dict(path.branch_values)
+    if not all(len(branch_values.get(name, ())) == 1 for name in path.active):
+        return False
+    pattern = np.zeros(space.n_features, dtype=bool)
+    pattern[[space.index[name] for name in path.active]] = True
+    seen = np.concatenate([data.active, data.active_pending])
+    return bool((seen == pattern).all(axis=1).any())

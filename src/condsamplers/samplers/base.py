@@ -20,7 +20,7 @@ import contextlib
 import dataclasses
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,6 +29,7 @@ import threadpoolctl
 import torch
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
+from optuna.samplers._base import _process_constraints_after_trial
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
@@ -94,6 +95,12 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             Monte-Carlo EI (Snoek et al. 2012 sec. 3.3, DNGO sec. 3.3): EI averaged over ``S``
             models conditioned on joint samples of the pending outcomes. Default 8: at batch
             size 5 it halved the believer's median regret on branching_nested (docs/batch.md).
+        constraints_func: Optuna's (older) way to give constraints: called on each finished
+            trial, it returns values ``c_k`` with ``c_k <= 0`` meaning feasible (as for
+            Optuna's own samplers). Constraints set inside the objective with
+            ``trial.set_constraint(name, value)`` need no argument. Either way, each constraint
+            gets a surrogate of the sampler's own kind and EI is weighted by the probability
+            of feasibility (DNGO sec. 3.2; docs/constraints.md).
     """
 
     def __init__(
@@ -106,12 +113,19 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         n_local_search: int = 5,
         n_restarts: int = 2,
         n_fantasies: int = DEFAULT_N_FANTASIES,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         _check_int("n_startup_trials", n_startup_trials, minimum=0)
         _check_int("n_candidates", n_candidates, minimum=1)
         _check_int("n_local_search", n_local_search, minimum=1)
         _check_int("n_restarts", n_restarts, minimum=0)
         _check_int("n_fantasies", n_fantasies, minimum=0)
+        if constraints_func is not None and not callable(constraints_func):
+            raise ValueError(
+                f"constraints_func must be a callable FrozenTrial -> sequence of floats; "
+                f"got {constraints_func!r}."
+            )
+        self._constraints_func = constraints_func
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._n_startup_trials = n_startup_trials
@@ -195,6 +209,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         state: TrialState,
         values: Sequence[float] | None,
     ) -> None:
+        if self._constraints_func is not None:
+            _process_constraints_after_trial(self._constraints_func, study, trial, state)
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # -- the step ------------------------------------------------------------------------
@@ -260,7 +276,14 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         model = self._make_model(seed, self._warm_start)
         rng = np.random.default_rng([seed, trial.number, attempt] if attempt else seed)
         try:
-            proposal = propose(space, data, model, rng, self._settings)
+            proposal = propose(
+                space,
+                data,
+                model,
+                rng,
+                self._settings,
+                make_constraint_model=lambda k: self._make_model(seed + 1 + k, None),
+            )
         except NumericalError as error:
             self._log_fallback(
                 logging.WARNING, trial, f"the surrogate could not be fitted ({error})"
@@ -296,6 +319,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             y=y,
             X_pending=np.array([p[0] for p in pending]).reshape(-1, d),
             active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
+            constraints=_constraint_values([complete[i] for i in kept]),
         )
 
     def _first_new(
@@ -389,6 +413,29 @@ def _finite_minimisation_values(
             np.nan_to_num(y, posinf=np.inf, neginf=-np.inf), y[finite].min(), y[finite].max()
         )
     return y
+
+
+def _constraint_values(trials: list[FrozenTrial]) -> np.ndarray | None:
+    """``(n, m)`` constraint values of ``trials`` (``trial.constraints``: ``set_constraint``
+    and ``constraints_func`` alike), columns in sorted name order, ``NaN`` where a trial did
+    not report one; ``None`` if no trial reported any. Infinite values are clipped to the
+    largest finite magnitude of their column (or +-1), with a warning."""
+    reported = [t.constraints for t in trials]
+    names = sorted({name for c in reported for name in c})
+    if not names:
+        return None
+    values = np.array([[c.get(name, np.nan) for name in names] for c in reported], dtype=float)
+    infinite = np.isinf(values)
+    if infinite.any():
+        _logger.warning(
+            "%d constraint value(s) are infinite; the constraint model sees them clipped to "
+            "the largest finite magnitude of their constraint.",
+            int(infinite.sum()),
+        )
+        finite = np.where(np.isfinite(values), np.abs(values), 0.0)
+        bound = np.maximum(finite.max(axis=0), 1.0)
+        values = np.where(infinite, np.sign(values) * bound, values)
+    return values
 
 
 def _check_int(name: str, value: Any, minimum: int) -> None:

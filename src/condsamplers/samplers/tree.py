@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from optuna.samplers import BaseSampler
+from optuna.trial import FrozenTrial
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES
 from condsamplers.models.base import Surrogate
@@ -38,7 +40,7 @@ class TreeGPSampler(ConditionalSampler):
             features of the shared parameters, so what one path teaches the others about them
             is non-linear).
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
-        n_fantasies: see :class:`condsamplers.samplers.base.ConditionalSampler`.
+        n_fantasies, constraints_func: see :class:`condsamplers.samplers.base.ConditionalSampler`.
     """
 
     def __init__(
@@ -55,6 +57,7 @@ class TreeGPSampler(ConditionalSampler):
         n_local_search: int = 5,
         n_restarts: int = 2,
         n_fantasies: int = DEFAULT_N_FANTASIES,
+        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}; got {acquisition!r}.")
@@ -75,6 +78,7 @@ class TreeGPSampler(ConditionalSampler):
             n_local_search=n_local_search,
             n_restarts=n_restarts,
             n_fantasies=n_fantasies,
+            constraints_func=constraints_func,
         )
         self._independent = bool(independent)
         self._leaf_inputs = leaf_inputs
