@@ -12,6 +12,10 @@ Example (from the repository root)::
 
     python benchmarks/scaling.py --samplers treegp arcgp gp --sizes 50 100 200 500 1000 2000 \\
         --out docs/benchmarks
+
+``--max-seconds S`` stops timing a sampler at the larger sizes once its median suggestion time
+at some size exceeded ``S`` (an O(n^3) GP at 5000 trials would take hours); the table leaves
+those cells empty and says so below it.
 """
 
 from __future__ import annotations
@@ -117,6 +121,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed suggestions per cell")
     parser.add_argument("--history", choices=HISTORIES, default="random")
     parser.add_argument("--out", type=Path, default=None, help="folder for json/md/png")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=None,
+        help="skip a sampler at larger sizes once its median exceeded this many seconds",
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     _init_worker()
@@ -124,8 +134,11 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     trials = history(args.problem, args.history, max(args.sizes))
     records = []
+    too_slow: dict[str, int] = {}  # sampler -> the size at which it exceeded --max-seconds
     for n in sorted(args.sizes):
         for name in args.samplers:
+            if name in too_slow:
+                continue
             start = time.perf_counter()
             times = time_suggestions(args.problem, name, trials[:n], args.repeats, seed=0)
             record = {
@@ -140,7 +153,14 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"({time.perf_counter() - start:.0f} s wall)",
                 flush=True,
             )
+            if args.max_seconds is not None and record["median"] > args.max_seconds:
+                too_slow[name] = n
     table = markdown_table(records)
+    if too_slow:
+        table += "\n\n" + "; ".join(
+            f"{name}: not timed beyond {n} trials (median above {args.max_seconds:g} s there)"
+            for name, n in too_slow.items()
+        )
     print("\n" + table)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
