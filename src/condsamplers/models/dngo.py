@@ -284,7 +284,7 @@ class DNGO(Surrogate):
         per_epoch = math.ceil(n / batch)
         epochs = self.n_epochs_warm if warm else self.n_epochs
         n_updates = min(self.max_updates, epochs * per_epoch)
-        theta = theta0.to(self.device).requires_grad_(True)
+        theta = theta0.to(self.device).clone()
         decay = self.weight_decay * self.mlp_.weight_mask().to(self.device)
         optimiser = torch.optim.Adam([theta], lr=self.learning_rate)
         schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
@@ -298,13 +298,14 @@ class DNGO(Surrogate):
                 self.training_loss_ = float(epoch_loss) / per_epoch if step else math.nan
                 epoch_loss = torch.zeros((), dtype=torch.float64, device=self.device)
             rows = order[position * batch : (position + 1) * batch]
-            optimiser.zero_grad()
-            error = ((self.mlp_(theta, inputs[rows]) - targets[rows]) ** 2).mean()
-            loss = error + (decay * theta * theta).sum()
-            loss.backward()
+            with torch.no_grad():  # gradient of the loss by the MLP's own backprop
+                layers = self.mlp_.forward_layers(theta, inputs[rows])
+                residual = layers[-1] - targets[rows]
+                grad = self.mlp_.backward(theta, layers, (2.0 / len(rows)) * residual)
+                theta.grad = grad + 2.0 * decay * theta
             optimiser.step()
             schedule.step()
-            epoch_loss = epoch_loss + error.detach()
+            epoch_loss = epoch_loss + (residual @ residual) / len(rows)
         if n_updates < per_epoch or not math.isfinite(getattr(self, "training_loss_", math.nan)):
             with torch.no_grad():
                 self.training_loss_ = float(((self.mlp_(theta, inputs) - targets) ** 2).mean())
