@@ -3,6 +3,7 @@ every sampler of the library."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 
@@ -12,11 +13,30 @@ import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 
-from condsamplers import ArcGPSampler, BNGPSampler, TreeGPSampler
+from condsamplers import (
+    ArcGPSampler,
+    BNGPSampler,
+    BOHAMIANNSampler,
+    DNGOSampler,
+    TreeGPSampler,
+)
 from condsamplers.samplers.base import ConditionalSampler
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 FAST = dict(n_candidates=128, n_local_search=2, n_restarts=0)
+#: Small networks and budgets for the neural samplers: the same code paths, test-sized.
+FAST_BY_SAMPLER: dict[str, dict] = {
+    "dngo": dict(FAST, hidden_sizes=(20, 20), n_epochs=100, n_epochs_warm=20),
+    "bohamiann": dict(
+        n_candidates=128,
+        n_local_search=2,
+        hidden_sizes=(20, 20),
+        n_burn_in=300,
+        n_burn_in_warm=100,
+        n_samples=10,
+        keep_every=10,
+    ),
+}
 
 
 def _tree(trial: optuna.Trial) -> float:
@@ -30,18 +50,28 @@ SAMPLER_CLASSES: dict[str, type[ConditionalSampler]] = {
     "arcgp": ArcGPSampler,
     "bngp": BNGPSampler,
     "treegp": TreeGPSampler,
+    "dngo": DNGOSampler,
+    "bohamiann": BOHAMIANNSampler,
 }
 
 
 @pytest.fixture(params=sorted(SAMPLER_CLASSES))
-def sampler_class(request: pytest.FixtureRequest) -> type[ConditionalSampler]:
-    return SAMPLER_CLASSES[request.param]
+def sampler_name(request: pytest.FixtureRequest) -> str:
+    return request.param
 
 
 @pytest.fixture
-def make_sampler(sampler_class: type[ConditionalSampler]):
+def sampler_class(sampler_name: str) -> type[ConditionalSampler]:
+    return SAMPLER_CLASSES[sampler_name]
+
+
+@pytest.fixture
+def make_sampler(sampler_name: str):
+    fast = FAST_BY_SAMPLER.get(sampler_name, FAST)
+
     def make(**kwargs) -> ConditionalSampler:
-        return sampler_class(**{"seed": 0, "n_startup_trials": 5, **FAST, **kwargs})
+        options = {"seed": 0, "n_startup_trials": 5, **fast, **kwargs}
+        return SAMPLER_CLASSES[sampler_name](**options)
 
     return make
 
@@ -163,8 +193,28 @@ def test_reseed_rng_changes_the_stream(make_sampler) -> None:
     ],
 )
 def test_bad_arguments_name_the_parameter(sampler_class, kwargs, name) -> None:
+    if name not in inspect.signature(sampler_class).parameters:
+        # BOHAMIANNSampler has no hyperparameter search, hence no n_restarts.
+        with pytest.raises(TypeError, match=name):
+            sampler_class(**kwargs)
+        return
     with pytest.raises(ValueError, match=name):
         sampler_class(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: DNGOSampler(hidden_sizes=()), "hidden_sizes"),
+        (lambda: DNGOSampler(n_epochs_warm=0), "n_epochs_warm"),
+        (lambda: DNGOSampler(device="gpu"), "device"),
+        (lambda: BOHAMIANNSampler(step_size=-1.0), "step_size"),
+        (lambda: BOHAMIANNSampler(n_samples=0), "n_samples"),
+    ],
+)
+def test_bad_model_options_of_the_neural_samplers_name_the_parameter(make, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        make()
 
 
 def test_multi_objective_study_is_refused_with_a_clear_message(make_sampler) -> None:
