@@ -126,6 +126,8 @@ SAMPLERS: dict[str, SamplerFactory] = {
     "treegp-leaf": condsamplers_factory("TreeGPSampler", leaf_inputs="leaf"),
     "independent": condsamplers_factory("TreeGPSampler", independent=True, acquisition="joint"),
     "arcgp": condsamplers_factory("ArcGPSampler"),
+    "dngo": condsamplers_factory("DNGOSampler"),
+    "bohamiann": condsamplers_factory("BOHAMIANNSampler"),
     "tpe": _tpe,
     "gp": _gp,
     "random": _random,
