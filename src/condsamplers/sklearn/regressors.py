@@ -441,7 +441,7 @@ class DNGORegressor(_ConditionalRegressor):
 
     def _make_model(self, seed: int = 0) -> Surrogate:
         return DNGO(
-            hidden_sizes=tuple(self.hidden_sizes),
+            hidden_sizes=self.hidden_sizes,
             n_epochs=self.n_epochs,
             max_updates=self.max_updates,
             batch_size=self.batch_size,
@@ -508,7 +508,7 @@ class BOHAMIANNRegressor(_ConditionalRegressor):
 
     def _make_model(self, seed: int = 0) -> Surrogate:
         return BOHAMIANN(
-            hidden_sizes=tuple(self.hidden_sizes),
+            hidden_sizes=self.hidden_sizes,
             n_burn_in=self.n_burn_in,
             n_samples=self.n_samples,
             keep_every=self.keep_every,
