@@ -210,8 +210,8 @@ class DNGO(Surrogate):
 
     Attributes (after ``fit``): ``alpha_``, ``beta_`` (MAP), ``log_marginal_likelihood_``
     (eq. 8 at the MAP, standardised ``y``), ``log_posterior_`` (plus the log hyperpriors),
-    ``n_updates_`` (Adam steps of the network fit), ``training_loss_`` (last epoch's mean
-    squared error on ``z - eta``).
+    ``n_updates_`` (Adam steps of the network fit), ``training_loss_`` (the trained network's
+    mean squared error on ``z - eta``).
     """
 
     def __init__(
@@ -290,13 +290,10 @@ class DNGO(Surrogate):
         schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
             optimiser, T_max=n_updates, eta_min=FINAL_LR_FRACTION * self.learning_rate
         )
-        epoch_loss = torch.zeros((), dtype=torch.float64, device=self.device)
         for step in range(n_updates):
             position = step % per_epoch
             if position == 0:
                 order = torch.randperm(n, generator=generator).to(self.device)
-                self.training_loss_ = float(epoch_loss) / per_epoch if step else math.nan
-                epoch_loss = torch.zeros((), dtype=torch.float64, device=self.device)
             rows = order[position * batch : (position + 1) * batch]
             with torch.no_grad():  # gradient of the loss by the MLP's own backprop
                 layers = self.mlp_.forward_layers(theta, inputs[rows])
@@ -305,10 +302,8 @@ class DNGO(Surrogate):
                 theta.grad = grad + 2.0 * decay * theta
             optimiser.step()
             schedule.step()
-            epoch_loss = epoch_loss + (residual @ residual) / len(rows)
-        if n_updates < per_epoch or not math.isfinite(getattr(self, "training_loss_", math.nan)):
-            with torch.no_grad():
-                self.training_loss_ = float(((self.mlp_(theta, inputs) - targets) ** 2).mean())
+        with torch.no_grad():
+            self.training_loss_ = float(((self.mlp_(theta, inputs) - targets) ** 2).mean())
         self.n_updates_ = n_updates
         self.warm_started_ = warm
         if not torch.isfinite(theta).all():
