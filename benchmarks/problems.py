@@ -9,7 +9,8 @@ used for regret.  ``Problem.expected_tree`` describes the exact conditional stru
 values)}`` for a conditional one.
 
 Problems: ``jenatton_small``, ``jenatton_small_offcentre``, ``jenatton_large``,
-``branching_nested`` and ``net_depth``; see the docstrings of their builder functions.
+``branching_nested`` and ``net_depth``, and the unconditional ``branin`` and ``hartmann6`` of
+the DNGO / BOHAMIANN papers; see the docstrings of their builder functions.
 """
 
 from __future__ import annotations
@@ -445,6 +446,117 @@ def net_depth() -> Problem:
     )
 
 
+# --------------------------------------------------------------------------------------------
+# Classic unconditional benchmarks of DNGO (Snoek et al. 2015, Table 1) and BOHAMIANN
+# (Springenberg et al. 2016, supplement Table 3): Branin and Hartmann6, minimised, 200 trials.
+# --------------------------------------------------------------------------------------------
+
+BRANIN_OPTIMUM = 5.0 / (4.0 * math.pi)  # 0.397887...
+HARTMANN6_ALPHA = np.array([1.0, 1.2, 3.0, 3.2])
+HARTMANN6_A = np.array(
+    [
+        [10.0, 3.0, 17.0, 3.5, 1.7, 8.0],
+        [0.05, 10.0, 17.0, 0.1, 8.0, 14.0],
+        [3.0, 3.5, 1.7, 10.0, 17.0, 8.0],
+        [17.0, 8.0, 0.05, 10.0, 0.1, 14.0],
+    ]
+)
+HARTMANN6_P = 1e-4 * np.array(
+    [
+        [1312.0, 1696.0, 5569.0, 124.0, 8283.0, 5886.0],
+        [2329.0, 4135.0, 8307.0, 3736.0, 1004.0, 9991.0],
+        [2348.0, 1451.0, 3522.0, 2883.0, 3047.0, 6650.0],
+        [4047.0, 8828.0, 8732.0, 5743.0, 1091.0, 381.0],
+    ]
+)
+#: The minimiser of Hartmann6, refined from the usual 6-digit one by L-BFGS-B (value -3.32237).
+HARTMANN6_ARGMIN = (
+    0.20168950968761765,
+    0.15001069413863433,
+    0.47687396963094986,
+    0.27533242916768874,
+    0.31165161370991157,
+    0.6573005333899428,
+)
+
+
+def branin_function(x1: Any, x2: Any) -> Any:
+    """Branin-Hoo: ``a (x2 - b x1^2 + c x1 - r)^2 + s (1 - t) cos(x1) + s`` with the usual
+    constants; three global minima of ``5 / (4 pi)``. Floats or numpy arrays."""
+    b = 5.1 / (4.0 * math.pi**2)
+    c = 5.0 / math.pi
+    t = 1.0 / (8.0 * math.pi)
+    return (x2 - b * x1**2 + c * x1 - 6.0) ** 2 + 10.0 * (1.0 - t) * np.cos(x1) + 10.0
+
+
+def _suggest_branin(trial: optuna.Trial) -> dict[str, Any]:
+    trial.suggest_float("x1", -5.0, 10.0)
+    trial.suggest_float("x2", 0.0, 15.0)
+    return dict(trial.params)
+
+
+def _value_branin(params: Params) -> float:
+    return float(branin_function(float(params["x1"]), float(params["x2"])))
+
+
+def branin() -> Problem:
+    """Branin-Hoo on ``x1 in [-5, 10]``, ``x2 in [0, 15]``, minimised (no conditional structure).
+
+    Optimum ``5 / (4 pi) = 0.397887`` at ``(-pi, 12.275)``, ``(pi, 2.275)`` and
+    ``(3 pi, 2.475)``. Noise-free. DNGO's Table 1 (Snoek et al. 2015): 0.398 after 200 trials.
+    """
+    return Problem(
+        name="branin",
+        direction="minimize",
+        n_trials=200,
+        optimum=BRANIN_OPTIMUM,
+        optimal_params={"x1": math.pi, "x2": 2.275},
+        expected_tree={"x1": None, "x2": None},
+        suggest=_suggest_branin,
+        value=_value_branin,
+        description="Branin-Hoo, 2 continuous parameters, minimised (optimum 0.397887)",
+    )
+
+
+def hartmann6_function(x: Any) -> Any:
+    """Hartmann 6-d: ``-sum_i alpha_i exp(-sum_j A_ij (x_j - P_ij)^2)``; ``x`` of shape
+    ``(..., 6)``."""
+    x = np.asarray(x, dtype=float)
+    distances = ((x[..., None, :] - HARTMANN6_P) ** 2 * HARTMANN6_A).sum(-1)
+    return -(HARTMANN6_ALPHA * np.exp(-distances)).sum(-1)
+
+
+def _suggest_hartmann6(trial: optuna.Trial) -> dict[str, Any]:
+    for j in range(6):
+        trial.suggest_float(f"x{j + 1}", 0.0, 1.0)
+    return dict(trial.params)
+
+
+def _value_hartmann6(params: Params) -> float:
+    return float(hartmann6_function([float(params[f"x{j + 1}"]) for j in range(6)]))
+
+
+def hartmann6() -> Problem:
+    """Hartmann 6-d on ``[0, 1]^6``, minimised (no conditional structure).
+
+    Optimum ``-3.32237`` at ``HARTMANN6_ARGMIN`` (the value there is the stored optimum); a
+    local minimum of ``-3.2032`` traps many optimisers. Noise-free. DNGO's Table 1: -3.319
+    after 200 trials.
+    """
+    optimal = {f"x{j + 1}": value for j, value in enumerate(HARTMANN6_ARGMIN)}
+    return Problem(
+        name="hartmann6",
+        direction="minimize",
+        n_trials=200,
+        optimum=_value_hartmann6(optimal),
+        optimal_params=optimal,
+        expected_tree={name: None for name in optimal},
+        suggest=_suggest_hartmann6,
+        value=_value_hartmann6,
+        description="Hartmann 6-d, 6 continuous parameters, minimised (optimum -3.32237)",
+    )
+
+
 PROBLEMS: dict[str, Problem] = {
     problem.name: problem
     for problem in (
@@ -453,6 +565,8 @@ PROBLEMS: dict[str, Problem] = {
         jenatton_large(),
         branching_nested(),
         net_depth(),
+        branin(),
+        hartmann6(),
     )
 }
 

@@ -139,6 +139,8 @@ SAMPLERS: dict[str, SamplerFactory] = {
     "arcgp-mc": condsamplers_factory("ArcGPSampler", n_fantasies=MC_FANTASIES),
     "treegp-kb": condsamplers_factory("TreeGPSampler", n_fantasies=0),
     "treegp-mc": condsamplers_factory("TreeGPSampler", n_fantasies=MC_FANTASIES),
+    "dngo": condsamplers_factory("DNGOSampler"),
+    "bohamiann": condsamplers_factory("BOHAMIANNSampler"),
     "tpe": _tpe,
     "gp": _gp,
     "random": _random,

@@ -8,7 +8,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from condsamplers import ArcGPSampler, BNGPSampler, TreeGPSampler  # noqa: E402
+from condsamplers import (  # noqa: E402
+    ArcGPSampler,
+    BNGPSampler,
+    BOHAMIANNSampler,
+    DNGOSampler,
+    TreeGPSampler,
+)
 from condsamplers.samplers.base import ConditionalSampler  # noqa: E402
 
 torch.set_num_threads(1)
@@ -16,25 +22,47 @@ torch.set_num_threads(1)
 #: Fast settings of the behaviour tests: they exercise the same code paths as the defaults.
 FAST_SAMPLER_SETTINGS = dict(n_candidates=128, n_local_search=2, n_restarts=0)
 
+#: Small networks and budgets for the neural samplers: the same code paths, test-sized.
+FAST_BY_SAMPLER: dict[str, dict] = {
+    "dngo": dict(FAST_SAMPLER_SETTINGS, hidden_sizes=(20, 20), n_epochs=100, n_epochs_warm=20),
+    "bohamiann": dict(
+        n_candidates=128,
+        n_local_search=2,
+        hidden_sizes=(20, 20),
+        n_burn_in=300,
+        n_burn_in_warm=100,
+        n_samples=10,
+        keep_every=10,
+    ),
+}
+
 SAMPLER_CLASSES: dict[str, type[ConditionalSampler]] = {
     "arcgp": ArcGPSampler,
     "bngp": BNGPSampler,
     "treegp": TreeGPSampler,
+    "dngo": DNGOSampler,
+    "bohamiann": BOHAMIANNSampler,
 }
 
 
 @pytest.fixture(params=sorted(SAMPLER_CLASSES))
-def sampler_class(request: pytest.FixtureRequest) -> type[ConditionalSampler]:
-    """Each sampler class of the library in turn."""
-    return SAMPLER_CLASSES[request.param]
+def sampler_name(request: pytest.FixtureRequest) -> str:
+    """Each sampler of the library in turn."""
+    return request.param
 
 
 @pytest.fixture
-def make_sampler(sampler_class: type[ConditionalSampler]):
-    """Build ``sampler_class`` with seed 0, 5 startup trials and fast settings (overridable)."""
+def sampler_class(sampler_name: str) -> type[ConditionalSampler]:
+    return SAMPLER_CLASSES[sampler_name]
+
+
+@pytest.fixture
+def make_sampler(sampler_name: str):
+    """Build the sampler with seed 0, 5 startup trials and fast settings (overridable)."""
+    fast = FAST_BY_SAMPLER.get(sampler_name, FAST_SAMPLER_SETTINGS)
 
     def make(**kwargs) -> ConditionalSampler:
-        settings = {"seed": 0, "n_startup_trials": 5, **FAST_SAMPLER_SETTINGS, **kwargs}
-        return sampler_class(**settings)
+        settings = {"seed": 0, "n_startup_trials": 5, **fast, **kwargs}
+        return SAMPLER_CLASSES[sampler_name](**settings)
 
     return make

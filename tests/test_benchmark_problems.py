@@ -49,6 +49,8 @@ def test_registry() -> None:
         "jenatton_large",
         "branching_nested",
         "net_depth",
+        "branin",
+        "hartmann6",
     ]
     for name in PROBLEM_NAMES:
         problem = problems.get_problem(name)
@@ -273,3 +275,17 @@ def test_runner_end_to_end(tmp_path: Path) -> None:
     )
     text = report.read_text()
     assert "## jenatton_small@12" in text and "| tpe |" in text
+
+
+def test_branin_and_hartmann6_optima() -> None:
+    """The three Branin minima share 5 / (4 pi); Hartmann6's refined minimiser is a local
+    minimum (no better point nearby) at the tabulated -3.32237."""
+    for x1, x2 in [(-np.pi, 12.275), (np.pi, 2.275), (3 * np.pi, 2.475)]:
+        assert problems.branin_function(x1, x2) == pytest.approx(0.397887, abs=1e-6)
+    x1, x2 = np.meshgrid(np.linspace(-5, 10, 601), np.linspace(0, 15, 601))
+    assert problems.branin_function(x1, x2).min() >= problems.BRANIN_OPTIMUM - 1e-12
+    hartmann = problems.get_problem("hartmann6")
+    assert hartmann.optimum == pytest.approx(-3.32237, abs=1e-5)
+    rng = np.random.default_rng(0)
+    around = np.asarray(problems.HARTMANN6_ARGMIN) + 1e-3 * rng.standard_normal((500, 6))
+    assert problems.hartmann6_function(around).min() >= hartmann.optimum - 1e-12

@@ -53,7 +53,7 @@ def test_set_constraint_steers_proposals_to_the_feasible_optimum(make_sampler) -
     assert min(t.value for t in disk if _feasible(t)) < 0.19  # constrained optimum 0.18
 
 
-def test_constraints_func_is_honoured_like_set_constraint(sampler_class) -> None:
+def test_constraints_func_is_honoured_like_set_constraint(make_sampler) -> None:
     def objective(trial: optuna.Trial) -> float:
         x, y = trial.suggest_float("x", 0, 1), trial.suggest_float("y", 0, 1)
         return (x - 0.8) ** 2 + (y - 0.8) ** 2
@@ -61,14 +61,7 @@ def test_constraints_func_is_honoured_like_set_constraint(sampler_class) -> None
     def constraints(trial: optuna.trial.FrozenTrial) -> list[float]:
         return [trial.params["x"] + trial.params["y"] - 1.0]
 
-    sampler = sampler_class(
-        seed=0,
-        n_startup_trials=N_STARTUP,
-        constraints_func=constraints,
-        n_candidates=128,
-        n_local_search=2,
-        n_restarts=0,
-    )
+    sampler = make_sampler(n_startup_trials=N_STARTUP, constraints_func=constraints)
     study = optuna.create_study(sampler=sampler)
     study.optimize(objective, n_trials=20)
     assert all(t.constraints for t in study.trials)  # stored by after_trial

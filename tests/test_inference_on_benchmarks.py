@@ -66,6 +66,13 @@ lr: float [1e-05, 0.1] log  (shared by 6 paths)
 (12 parameters, 6 paths)""",
 }
 EXPECTED_DESCRIBE["jenatton_small_offcentre"] = EXPECTED_DESCRIBE["jenatton_small"]
+# The unconditional problems of the DNGO / BOHAMIANN papers: one path, every parameter a root.
+EXPECTED_DESCRIBE["branin"] = (
+    "x1: float [-5.0, 10.0]\nx2: float [0.0, 15.0]\n(2 parameters, 1 paths)"
+)
+EXPECTED_DESCRIBE["hartmann6"] = (
+    "\n".join(f"x{j}: float [0.0, 1.0]" for j in range(1, 7)) + "\n(6 parameters, 1 paths)"
+)
 
 
 def _tree(space: ConditionalSpace) -> dict[str, tuple[str, tuple] | None]:

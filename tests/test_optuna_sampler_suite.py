@@ -16,9 +16,26 @@ from optuna.testing.pytest_samplers import (
     SingleOnlySamplerTestCase,
 )
 
-from condsamplers import ArcGPSampler, BNGPSampler, TreeGPSampler
+from condsamplers import (
+    ArcGPSampler,
+    BNGPSampler,
+    BOHAMIANNSampler,
+    DNGOSampler,
+    TreeGPSampler,
+)
 
 FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0)
+#: Test-sized networks and budgets for the neural samplers.
+FAST_DNGO = dict(FAST, hidden_sizes=(10, 10), n_epochs=30, n_epochs_warm=5, max_updates=60)
+FAST_BOHAMIANN = dict(
+    n_candidates=64,
+    n_local_search=2,
+    hidden_sizes=(10, 10),
+    n_burn_in=50,
+    n_burn_in_warm=20,
+    n_samples=5,
+    keep_every=5,
+)
 
 SAMPLER_FACTORIES: dict[str, Callable[[], BaseSampler]] = {
     # n_startup_trials=1 so the suite's few-trial tests reach the model.
@@ -28,6 +45,8 @@ SAMPLER_FACTORIES: dict[str, Callable[[], BaseSampler]] = {
     "treegp-independent": lambda: TreeGPSampler(
         seed=0, n_startup_trials=1, independent=True, acquisition="joint", **FAST
     ),
+    "dngo": lambda: DNGOSampler(seed=0, n_startup_trials=1, **FAST_DNGO),
+    "bohamiann": lambda: BOHAMIANNSampler(seed=0, n_startup_trials=1, **FAST_BOHAMIANN),
 }
 
 

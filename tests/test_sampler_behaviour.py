@@ -3,6 +3,7 @@ every sampler of the library."""
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 
@@ -11,6 +12,8 @@ import optuna
 import pytest
 from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
+
+from condsamplers import BOHAMIANNSampler, DNGOSampler
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -139,8 +142,28 @@ def test_reseed_rng_changes_the_stream(make_sampler) -> None:
     ],
 )
 def test_bad_arguments_name_the_parameter(sampler_class, kwargs, name) -> None:
+    if name not in inspect.signature(sampler_class).parameters:
+        # BOHAMIANNSampler has no hyperparameter search, hence no n_restarts.
+        with pytest.raises(TypeError, match=name):
+            sampler_class(**kwargs)
+        return
     with pytest.raises(ValueError, match=name):
         sampler_class(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "make, name",
+    [
+        (lambda: DNGOSampler(hidden_sizes=()), "hidden_sizes"),
+        (lambda: DNGOSampler(n_epochs_warm=0), "n_epochs_warm"),
+        (lambda: DNGOSampler(device="gpu"), "device"),
+        (lambda: BOHAMIANNSampler(step_size=-1.0), "step_size"),
+        (lambda: BOHAMIANNSampler(n_samples=0), "n_samples"),
+    ],
+)
+def test_bad_model_options_of_the_neural_samplers_name_the_parameter(make, name) -> None:
+    with pytest.raises(ValueError, match=name):
+        make()
 
 
 def test_multi_objective_study_is_refused_with_a_clear_message(make_sampler) -> None:

@@ -1,5 +1,5 @@
-"""Tests of the scikit-learn regressors (``CondGPRegressor``, ``TreeGPRegressor``):
-conformance and behaviour."""
+"""Tests of the scikit-learn regressors (``CondGPRegressor``, ``TreeGPRegressor``,
+``DNGORegressor``, ``BOHAMIANNRegressor``): conformance and behaviour."""
 
 from __future__ import annotations
 
@@ -8,7 +8,12 @@ import pytest
 import torch
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from condsamplers.sklearn import CondGPRegressor, TreeGPRegressor
+from condsamplers.sklearn import (
+    BOHAMIANNRegressor,
+    CondGPRegressor,
+    DNGORegressor,
+    TreeGPRegressor,
+)
 
 # Small problems: one thread is faster than several and keeps parallel test runs fair.
 torch.set_num_threads(1)
@@ -22,6 +27,9 @@ torch.set_num_threads(1)
         TreeGPRegressor(),
         TreeGPRegressor(independent=True, leaf_inputs="leaf"),
         TreeGPRegressor(inner_basis="linear"),
+        # Test-sized networks and budgets: the same code paths as the defaults.
+        DNGORegressor(hidden_sizes=(10, 10), n_epochs=50, n_restarts=0),
+        BOHAMIANNRegressor(hidden_sizes=(10, 10), n_burn_in=200, n_samples=10, keep_every=10),
     ]
 )
 def test_sklearn_estimator_checks(estimator: CondGPRegressor, check) -> None:
@@ -198,3 +206,39 @@ def test_tree_regressor_rejects_bad_parameters(options: dict, message: str) -> N
     X, y = conditional_data(20, seed=0)
     with pytest.raises(ValueError, match=message):
         TreeGPRegressor(**options).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    "regressor",
+    [
+        DNGORegressor(hidden_sizes=(20, 20), n_epochs=200, random_state=0),
+        BOHAMIANNRegressor(
+            hidden_sizes=(20, 20), n_burn_in=1500, n_samples=20, keep_every=20, random_state=0
+        ),
+    ],
+    ids=["dngo", "bohamiann"],
+)
+def test_neural_regressors_fit_conditional_function_better_than_the_mean(regressor) -> None:
+    X, y = conditional_data(90, seed=0)
+    X_test, y_test = conditional_data(60, seed=1)
+    model = regressor.fit(X, y)
+    mean, std = model.predict(X_test, return_std=True)
+    assert np.mean((mean - y_test) ** 2) < 0.2 * np.var(y_test)
+    assert np.all(std > 0)
+
+
+@pytest.mark.parametrize(
+    ("regressor", "match"),
+    [
+        (DNGORegressor(hidden_sizes=(10, 0)), "DNGORegressor: hidden_sizes"),
+        (DNGORegressor(n_epochs=0), "DNGORegressor: n_epochs=0"),
+        (DNGORegressor(integrate_hyperparameters="yes"), "integrate_hyperparameters='yes'"),
+        (DNGORegressor(categorical_features=[7]), "categorical_features index 7"),
+        (BOHAMIANNRegressor(step_size=0.0), "BOHAMIANNRegressor: step_size=0.0"),
+        (BOHAMIANNRegressor(n_samples=1.5), "n_samples=1.5"),
+    ],
+)
+def test_neural_regressors_reject_bad_parameters(regressor, match: str) -> None:
+    X, y = conditional_data(10, seed=0)
+    with pytest.raises(ValueError, match=match):
+        regressor.fit(X, y)

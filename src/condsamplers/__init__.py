@@ -1,13 +1,22 @@
 """condsamplers: Bayesian optimisation over conditional search spaces for Optuna and sklearn."""
 
-from condsamplers.samplers import ArcGPSampler, BNGPSampler, ConditionalSampler, TreeGPSampler
+from condsamplers.samplers import (
+    ArcGPSampler,
+    BNGPSampler,
+    BOHAMIANNSampler,
+    ConditionalSampler,
+    DNGOSampler,
+    TreeGPSampler,
+)
 from condsamplers.space import ConditionalSpace, infer_space
 
 __all__ = [
     "ArcGPSampler",
     "BNGPSampler",
+    "BOHAMIANNSampler",
     "ConditionalSampler",
     "ConditionalSpace",
+    "DNGOSampler",
     "TreeGPSampler",
     "infer_space",
 ]

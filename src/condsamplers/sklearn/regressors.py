@@ -8,7 +8,10 @@ and a boolean ``active`` mask; then it fits the very same
 :class:`~condsamplers.models.gp.ExactGP` object the Optuna samplers use. The adapter holds no
 maths: the kernel (arc kernel of Swersky et al. 2014, eq. 3-4, branching-and-nested kernel of
 Zhang et al., or the Matern "GP" baseline) and the hyperparameter fit live in
-:mod:`condsamplers.kernels` and :mod:`condsamplers.models.gp`.
+:mod:`condsamplers.kernels` and :mod:`condsamplers.models.gp`. :class:`TreeGPRegressor`,
+:class:`DNGORegressor` and :class:`BOHAMIANNRegressor` wrap
+:class:`~condsamplers.models.tree_gp.TreeGP`, :class:`~condsamplers.models.dngo.DNGO` and
+:class:`~condsamplers.models.bohamiann.BOHAMIANN` the same way.
 """
 
 from __future__ import annotations
@@ -24,25 +27,25 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from condsamplers.kernels import KERNELS
 from condsamplers.models.base import Surrogate
+from condsamplers.models.bohamiann import BOHAMIANN
+from condsamplers.models.dngo import DNGO
 from condsamplers.models.gp import MIN_NOISE, ExactGP
 from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
 from condsamplers.space import FeatureSpec, infer_parents
 
-__all__ = ["CondGPRegressor", "TreeGPRegressor"]
+__all__ = ["BOHAMIANNRegressor", "CondGPRegressor", "DNGORegressor", "TreeGPRegressor"]
 
 
 class _ConditionalRegressor(RegressorMixin, BaseEstimator):
     """What every condsamplers regressor shares: ``NaN`` = inactive, the encoding of ``X`` into
     the models' columns and active mask, validation, and ``predict(return_std)``.
 
-    A subclass stores ``n_restarts``, ``categorical_features``, ``random_state`` and
-    ``min_noise`` in ``__init__`` and implements :meth:`_make_model`.
+    A subclass stores ``categorical_features`` and ``random_state`` (and its model's options)
+    in ``__init__`` and implements :meth:`_make_model` and :meth:`_check_model_params`.
     """
 
-    n_restarts: int
     categorical_features: Sequence[int] | None
     random_state: int | np.random.RandomState | None
-    min_noise: float
 
     def _make_model(self, seed: int) -> Surrogate:
         raise NotImplementedError
@@ -82,14 +85,17 @@ class _ConditionalRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _check_params(self) -> None:
+        self._check_model_params()
+
+    def _check_gp_params(self) -> None:
+        """``n_restarts`` and ``min_noise`` of the GP regressors."""
         name = type(self).__name__
-        n = self.n_restarts
+        n = self.n_restarts  # type: ignore[attr-defined]
         if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
             raise ValueError(f"{name}: n_restarts={n!r} must be a non-negative integer.")
-        noise = self.min_noise
+        noise = self.min_noise  # type: ignore[attr-defined]
         if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not noise > 0:
             raise ValueError(f"{name}: min_noise={noise!r} must be a positive number.")
-        self._check_model_params()
 
     def _categorical_mask(self, n_features: int) -> np.ndarray:
         """Boolean mask of the columns named by ``categorical_features`` (validated)."""
@@ -260,6 +266,7 @@ class CondGPRegressor(_ConditionalRegressor):
         )
 
     def _check_model_params(self) -> None:
+        self._check_gp_params()
         if not isinstance(self.kernel, str) or self.kernel not in KERNELS:
             raise ValueError(
                 f"CondGPRegressor: kernel={self.kernel!r} is not known; "
@@ -327,6 +334,7 @@ class TreeGPRegressor(_ConditionalRegressor):
         )
 
     def _check_model_params(self) -> None:
+        self._check_gp_params()
         if self.leaf_inputs not in LEAF_INPUTS:
             raise ValueError(
                 f"TreeGPRegressor: leaf_inputs={self.leaf_inputs!r} is not known; "
@@ -371,6 +379,164 @@ class TreeGPRegressor(_ConditionalRegressor):
                 )
             patterns.append(frozenset(int(j) for j in columns))
         return tuple(patterns)
+
+
+class DNGORegressor(_ConditionalRegressor):
+    """Snoek et al.'s (2015) DNGO as a regressor over conditional inputs; ``NaN`` = inactive.
+
+    The model is :class:`~condsamplers.models.dngo.DNGO`: a tanh network trained by MAP on
+    ``(X, y)``, whose last hidden layer is the basis of a Bayesian linear regression (eq. 4-8)
+    with ``alpha``, ``beta`` maximising the marginal likelihood. The network sees each
+    column's scaled value (0 when inactive), one-hot codes of categorical columns and the
+    active flags. Fitting costs ``O(n)``; ``random_state`` fixes the initial network, the
+    mini-batches and the restarts, so a fit is reproducible.
+
+    Args:
+        hidden_sizes: widths of the hidden layers (the paper's 3 x 50).
+        n_epochs: training epochs of the network.
+        max_updates: cap on the Adam steps of one fit.
+        batch_size: mini-batch size.
+        learning_rate: initial Adam step size.
+        weight_decay: L2 penalty on the network weights.
+        integrate_hyperparameters: average over a posterior grid of ``(alpha, beta)``.
+        quadratic_prior_mean: the quadratic prior mean of eq. 9 (a bowl centred in the box of
+            the scaled training range).
+        n_restarts: random restarts of the ``alpha``, ``beta`` fit.
+        categorical_features, random_state: as for :class:`CondGPRegressor`.
+        device: ``"cpu"`` or ``"cuda"``.
+
+    Attributes:
+        model_: the fitted :class:`~condsamplers.models.dngo.DNGO`.
+        n_features_in_, features_, is_categorical_, data_min_, data_range_, categories_: as
+            for :class:`CondGPRegressor`.
+    """
+
+    def __init__(
+        self,
+        hidden_sizes: Sequence[int] = (50, 50, 50),
+        n_epochs: int = 500,
+        max_updates: int = 3000,
+        batch_size: int = 16,
+        learning_rate: float = 1e-2,
+        weight_decay: float = 1e-5,
+        integrate_hyperparameters: bool = False,
+        quadratic_prior_mean: bool = False,
+        n_restarts: int = 2,
+        categorical_features: Sequence[int] | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        device: str = "cpu",
+    ) -> None:
+        self.hidden_sizes = hidden_sizes
+        self.n_epochs = n_epochs
+        self.max_updates = max_updates
+        self.batch_size = batch_size
+        self.learning_rate = learning_rate
+        self.weight_decay = weight_decay
+        self.integrate_hyperparameters = integrate_hyperparameters
+        self.quadratic_prior_mean = quadratic_prior_mean
+        self.n_restarts = n_restarts
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.device = device
+
+    def _make_model(self, seed: int = 0) -> Surrogate:
+        return DNGO(
+            hidden_sizes=self.hidden_sizes,
+            n_epochs=self.n_epochs,
+            max_updates=self.max_updates,
+            batch_size=self.batch_size,
+            learning_rate=self.learning_rate,
+            weight_decay=self.weight_decay,
+            integrate_hyperparameters=_check_bool(self, "integrate_hyperparameters"),
+            quadratic_prior_mean=_check_bool(self, "quadratic_prior_mean"),
+            n_restarts=self.n_restarts,
+            seed=seed,
+            device=self.device,
+        )
+
+    def _check_model_params(self) -> None:
+        _check_model_options(self, "DNGO")
+
+
+class BOHAMIANNRegressor(_ConditionalRegressor):
+    """Springenberg et al.'s (2016) BOHAMIANN as a regressor; ``NaN`` = inactive.
+
+    The model is :class:`~condsamplers.models.bohamiann.BOHAMIANN`: a Bayesian tanh network
+    whose weights, weight precision and noise are sampled by scale-adapted SGHMC (supplement
+    D.1). ``predict`` returns the mean over the kept samples and, with ``return_std``, the
+    standard deviation of the latent function across them (noise excluded; it is
+    ``model_.noise_variance()``). The samples are drawn in ``fit`` with ``random_state``, so
+    predictions are deterministic and a fit is reproducible.
+
+    Args:
+        hidden_sizes: widths of the hidden layers (D.1: 3 x 50).
+        n_burn_in: burn-in steps of the chain.
+        n_samples: samples kept.
+        keep_every: steps between two kept samples.
+        step_size: SGHMC step size.
+        batch_size: mini-batch size.
+        categorical_features, random_state: as for :class:`CondGPRegressor`.
+        device: ``"cpu"`` or ``"cuda"``.
+
+    Attributes:
+        model_: the fitted :class:`~condsamplers.models.bohamiann.BOHAMIANN`.
+        n_features_in_, features_, is_categorical_, data_min_, data_range_, categories_: as
+            for :class:`CondGPRegressor`.
+    """
+
+    def __init__(
+        self,
+        hidden_sizes: Sequence[int] = (50, 50, 50),
+        n_burn_in: int = 5000,
+        n_samples: int = 50,
+        keep_every: int = 50,
+        step_size: float = 1e-2,
+        batch_size: int = 20,
+        categorical_features: Sequence[int] | None = None,
+        random_state: int | np.random.RandomState | None = None,
+        device: str = "cpu",
+    ) -> None:
+        self.hidden_sizes = hidden_sizes
+        self.n_burn_in = n_burn_in
+        self.n_samples = n_samples
+        self.keep_every = keep_every
+        self.step_size = step_size
+        self.batch_size = batch_size
+        self.categorical_features = categorical_features
+        self.random_state = random_state
+        self.device = device
+
+    def _make_model(self, seed: int = 0) -> Surrogate:
+        return BOHAMIANN(
+            hidden_sizes=self.hidden_sizes,
+            n_burn_in=self.n_burn_in,
+            n_samples=self.n_samples,
+            keep_every=self.keep_every,
+            step_size=self.step_size,
+            batch_size=self.batch_size,
+            seed=seed,
+            device=self.device,
+        )
+
+    def _check_model_params(self) -> None:
+        _check_model_options(self, "BOHAMIANN")
+
+
+def _check_bool(estimator: _ConditionalRegressor, name: str) -> bool:
+    value = getattr(estimator, name)
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{type(estimator).__name__}: {name}={value!r} must be True or False.")
+    return bool(value)
+
+
+def _check_model_options(estimator: _ConditionalRegressor, model_name: str) -> None:
+    """Build the model once to validate its options; its ValueError names the parameter,
+    re-raised under the estimator's name."""
+    try:
+        estimator._make_model()
+    except ValueError as error:
+        message = str(error).replace(f"{model_name}: ", "", 1)
+        raise ValueError(f"{type(estimator).__name__}: {message}") from None
 
 
 def _check_codes(values: np.ndarray, j: int, estimator: str) -> None:
