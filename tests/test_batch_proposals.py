@@ -15,6 +15,7 @@ import numpy as np
 import optuna
 import pytest
 import torch
+from conftest import FAST_BY_SAMPLER
 from optuna.distributions import (
     CategoricalDistribution,
     FloatDistribution,
@@ -33,6 +34,15 @@ from condsamplers.space import FeatureSpec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0)
+#: The neural samplers' test-sized networks (tests/conftest.py), with this file's few candidates.
+FAST_BY_NAME = {
+    "DNGOSampler": dict(FAST_BY_SAMPLER["dngo"], n_candidates=64),
+    "BOHAMIANNSampler": dict(FAST_BY_SAMPLER["bohamiann"], n_candidates=64),
+}
+#: Samplers whose fit is deterministic given the data: blind to each other, their proposals
+#: pile up at one maximiser. A neural network is trained from a fresh seed at each step, so
+#: its blind proposals already differ; for those only the spread with pending points is checked.
+DETERMINISTIC_FIT = ("ArcGPSampler", "BNGPSampler", "TreeGPSampler")
 N_STARTUP = 4
 
 #: Every sampler of the library (all go through the shared base).
@@ -56,6 +66,10 @@ def objective(trial: optuna.Trial) -> float:
     return 0.5 + x**2 + 0.1 * n
 
 
+def _fast(name: str) -> dict[str, Any]:
+    return FAST_BY_NAME.get(name, FAST)
+
+
 def _key(params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(params.items()))
 
@@ -69,12 +83,17 @@ def _assert_all_complete_and_distinct(study: optuna.Study, n_trials: int) -> Non
 
 
 def _assert_proposals_recorded(study: optuna.Study, n_model_trials: int) -> None:
-    """Model-based trials carry their whole proposal, and it is what they evaluated."""
+    """Model-based trials carry their whole proposal, and evaluated it: every parameter the
+    trial asked for that the proposal holds has the proposed value. (The two sets may differ:
+    a tree inferred from few trials, say when every COMPLETE trial took one branch, makes the
+    other branch's parameters look like root ones; the objective then asks for parameters the
+    proposal lacks, sampled independently, and ignores proposed ones it does not use.)"""
     recorded = [(t, read_proposal(t)) for t in study.get_trials(deepcopy=False)]
     with_proposal = [(t, r) for t, r in recorded if r is not None]
     assert len(with_proposal) >= n_model_trials
     for trial, proposal in with_proposal:
-        assert proposal.params == trial.params
+        shared = proposal.params.keys() & trial.params.keys()
+        assert shared and all(proposal.params[k] == trial.params[k] for k in shared)
 
 
 # -- (a) several OS processes on one storage -------------------------------------------------
@@ -148,7 +167,7 @@ def test_processes_on_one_storage(tmp_path: Path, storage_kind: str, sampler_nam
 
 @pytest.mark.parametrize("name", sorted(SAMPLER_CLASSES))
 def test_threads(name: str) -> None:
-    sampler = SAMPLER_CLASSES[name](seed=0, n_startup_trials=N_STARTUP, **FAST)
+    sampler = SAMPLER_CLASSES[name](seed=0, n_startup_trials=N_STARTUP, **_fast(name))
     study = optuna.create_study(sampler=sampler)
     study.optimize(objective, n_trials=15, n_jobs=3)
     _assert_all_complete_and_distinct(study, 15)
@@ -221,7 +240,7 @@ def test_ask_and_tell_batch_is_spread_by_pending_points(name: str, n_fantasies: 
     spreads = {}
     for blind in (False, True):
         make = _blind(SAMPLER_CLASSES[name]) if blind else SAMPLER_CLASSES[name]
-        sampler = make(seed=1, n_startup_trials=N_STARTUP, n_fantasies=n_fantasies, **FAST)
+        sampler = make(seed=1, n_startup_trials=N_STARTUP, n_fantasies=n_fantasies, **_fast(name))
         study = _history(sampler)
         trials = _ask_batch(study, 5)
         params = [study._storage.get_trial(t._trial_id).params for t in trials]
@@ -232,7 +251,8 @@ def test_ask_and_tell_batch_is_spread_by_pending_points(name: str, n_fantasies: 
     # Blind to each other, the 5 proposals pile up at the maximiser of the same EI; with the
     # earlier ones pending, each later one is sent elsewhere.
     assert spreads[False] > 0.05
-    assert spreads[False] > 5 * spreads[True]
+    if name in DETERMINISTIC_FIT:
+        assert spreads[False] > 5 * spreads[True]
 
 
 def test_recorded_proposals_are_the_pending_points(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -282,6 +302,24 @@ def test_a_concurrently_recorded_duplicate_is_proposed_again(
     assert calls[1] != calls[0]
     assert trial.params == calls[1]
     assert read_proposal(study._storage.get_trial(trial._trial_id)).params == calls[1]
+
+
+def test_a_retry_that_fails_withdraws_the_first_record(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first proposal is duplicated by a concurrent worker; the retry finds nothing (say,
+    every candidate repeats a trial): the trial goes to the independent sampler, and its
+    record must not claim the abandoned proposal."""
+    sampler = condsamplers.ArcGPSampler(seed=0, n_startup_trials=N_STARTUP, **FAST)
+    study = _history(sampler)
+    propose = ConditionalSampler._propose
+
+    def first_only(self, study_, trial, complete, attempt=0):  # type: ignore[no-untyped-def]
+        return propose(self, study_, trial, complete, attempt) if attempt == 0 else None
+
+    monkeypatch.setattr(ConditionalSampler, "_propose", first_only)
+    monkeypatch.setattr(base, "rival_trial", lambda *args: 0)
+    trial = study.ask()
+    objective(trial)
+    assert read_proposal(study._storage.get_trial(trial._trial_id)) is None
 
 
 def test_endless_races_fall_back_to_the_independent_sampler(
@@ -374,7 +412,7 @@ GARBAGE: list[Any] = [
 
 @pytest.mark.parametrize("name", sorted(SAMPLER_CLASSES))
 def test_garbage_proposals_do_not_break_a_suggestion(name: str) -> None:
-    sampler = SAMPLER_CLASSES[name](seed=0, n_startup_trials=N_STARTUP, **FAST)
+    sampler = SAMPLER_CLASSES[name](seed=0, n_startup_trials=N_STARTUP, **_fast(name))
     study = _history(sampler)
     open_trials = []
     for value in GARBAGE:

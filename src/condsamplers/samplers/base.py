@@ -241,6 +241,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         for attempt in range(MAX_RACE_RETRIES + 1):
             proposal = self._propose(study, trial, complete, attempt)
             if proposal is None:
+                if attempt > 0:  # the trial goes to the independent sampler: not this record
+                    withdraw_proposal(study, trial)
                 return {}
             record_proposal(study, trial, proposal)
             rival = (
