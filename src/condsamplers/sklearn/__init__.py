@@ -1,5 +1,7 @@
-"""scikit-learn estimators over conditional inputs (``NaN`` = inactive feature)."""
+"""scikit-learn estimators: regressors over conditional inputs (``NaN`` = inactive feature)
+and ``CondBayesSearchCV``, Bayesian hyperparameter search over conditional spaces."""
 
 from condsamplers.sklearn.regressors import CondGPRegressor, TreeGPRegressor
+from condsamplers.sklearn.search import CondBayesSearchCV
 
-__all__ = ["CondGPRegressor", "TreeGPRegressor"]
+__all__ = ["CondBayesSearchCV", "CondGPRegressor", "TreeGPRegressor"]
