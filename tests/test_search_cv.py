@@ -306,6 +306,35 @@ def test_optuna_sampler_callbacks_and_verbose(capsys) -> None:
         search.set_params(callbacks=[1]).fit(X, y)
 
 
+class RecordingCallback:
+    """A scikit-learn callback (``sklearn.callback.FitCallback``) recording its tasks."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def setup(self, estimator, context) -> None:
+        pass
+
+    def teardown(self, estimator, context) -> None:
+        pass
+
+    def on_fit_task_begin(self, estimator, context) -> None:
+        self.events.append(("begin", context.task_name))
+
+    def on_fit_task_end(self, estimator, context) -> None:
+        self.events.append(("end", context.task_name))
+
+
+def test_sklearn_callbacks_see_the_tasks_of_randomized_search_plus_batches() -> None:
+    X, y = data()
+    space = {"C": loguniform(1e-2, 1e2)}
+    ours, theirs = RecordingCallback(), RecordingCallback()
+    CondBayesSearchCV(LogisticRegression(), space, n_iter=3, cv=2).set_callbacks(ours).fit(X, y)
+    RandomizedSearchCV(LogisticRegression(), space, n_iter=3, cv=2).set_callbacks(theirs).fit(X, y)
+    assert [e for e in ours.events if e[1] != "batch"] == theirs.events
+    assert ours.events.count(("end", "batch")) == 3
+
+
 # -- bad search spaces -----------------------------------------------------------------------
 class NeverFit(ClassifierMixin, BaseEstimator):
     """Fails the test if anything is fitted before the space is validated."""
