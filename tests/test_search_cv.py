@@ -254,6 +254,8 @@ def test_same_random_state_gives_the_same_search() -> None:
 
     sampler = fast_sampler(seed=3)
     assert run(sampler=sampler) == run(sampler=sampler)  # the given sampler is copied
+    default = CondBayesSearchCV(PIPE, SPACE, n_iter=2, cv=2, random_state=1).fit(X, y).study_
+    assert isinstance(default.sampler, TreeGPSampler) and not default.sampler._settings.two_step
     assert run(random_state=1) == run(random_state=1)
     assert run(random_state=1) != run(random_state=2)
 

@@ -55,6 +55,9 @@ __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 #: Optuna name of the branch choice (an index into the list of dicts), present only when the
 #: search space has several branches. scikit-learn parameter names never start with ``__``.
 BRANCH_PARAM = "__branch__"
+#: Acquisition of the default ``TreeGPSampler``: model selection needs branches valued by
+#: their best configuration, not their mean level (docs/search_cv.md sec. 8).
+DEFAULT_ACQUISITION = "joint"
 #: The priors of a ``(low, high, prior)`` range tuple.
 PRIORS = ("uniform", "log-uniform")
 #: How often a trial that repeats an evaluated configuration is asked again before the search
@@ -185,6 +188,11 @@ def translate_search_spaces(search_spaces: Any, estimator: Any) -> _SearchSpace:
         raise _SpaceError(
             "CondBayesSearchCV: search_spaces must be a dict or a list of dicts (one per "
             f"branch); got {type(search_spaces).__name__}."
+        )
+    if not hasattr(estimator, "get_params"):
+        raise _SpaceError(
+            "CondBayesSearchCV: the estimator has no get_params(); the searched parameters are "
+            "checked against it (a scikit-learn estimator)."
         )
     branches = []
     for b, space in enumerate(dicts):
@@ -532,8 +540,11 @@ class CondBayesSearchCV(BaseSearchCV):
         n_iter: number of configurations evaluated (each with ``cv``); capped, with a warning,
             at the size of a finite space.
         sampler: an Optuna sampler (a condsamplers sampler or Optuna's own); it is deep-copied
-            at each ``fit``, so fits are repeatable. ``None``: ``TreeGPSampler(seed=...)``
-            seeded from ``random_state``.
+            at each ``fit``, so fits are repeatable. ``None``:
+            ``TreeGPSampler(seed=..., acquisition="joint")`` seeded from ``random_state``
+            (joint EI: each branch is valued by what its best configuration may reach, not by
+            its mean level as the two-step EI does, which stays in a branch that is good on
+            average; docs/search_cv.md sec. 8).
         scoring, cv, refit, n_jobs, verbose, pre_dispatch, error_score, return_train_score:
             as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric for
             multi-metric scoring with ``refit="name"``, the single score otherwise, and the
@@ -646,7 +657,7 @@ class CondBayesSearchCV(BaseSearchCV):
         else:
             seed = int(check_random_state(random_state).randint(2**31 - 1))
         if self.sampler is None:
-            return TreeGPSampler(seed=seed), seed
+            return TreeGPSampler(seed=seed, acquisition=DEFAULT_ACQUISITION), seed
         return copy.deepcopy(self.sampler), seed
 
     def _run_search(self, evaluate_candidates: Callable, *, callback_ctx: Any = None) -> None:
