@@ -3,9 +3,11 @@ every sampler of the library."""
 
 from __future__ import annotations
 
+import copy
 import inspect
 import logging
 import math
+import pickle
 
 import numpy as np
 import optuna
@@ -115,6 +117,21 @@ def test_one_sampler_shared_by_two_threads(make_sampler) -> None:
     study.optimize(_tree, n_trials=16, n_jobs=2)
     assert len(study.trials) == 16
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
+
+
+def test_deep_copies_and_pickles_suggest_like_the_original(make_sampler) -> None:
+    """A copy (``sklearn.clone``, ``CondBayesSearchCV``'s per-fit copy) and a pickle (a study,
+    a fitted search) carry the sampler's state and get a lock of their own."""
+    runs = []
+    for copy_of in (lambda s: s, copy.deepcopy, lambda s: pickle.loads(pickle.dumps(s))):
+        sampler = copy_of(make_sampler())
+        assert sampler._lock.acquire(blocking=False)
+        sampler._lock.release()
+        study = optuna.create_study(sampler=sampler)
+        study.optimize(_tree, n_trials=8)
+        runs.append([t.params for t in study.trials])
+    assert runs[0] == runs[1] == runs[2]
+    assert len(pickle.loads(pickle.dumps(study)).trials) == 8
 
 
 def test_changed_distribution_mid_study_keeps_sampling_inside_the_new_range(make_sampler) -> None:

@@ -138,6 +138,19 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         self._space_cache: tuple[tuple[int, ...], ConditionalSpace] | None = None
         self._warm_start: Any = None
 
+    # -- copies and pickles ---------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """Everything but the lock, so a sampler can be deep-copied (``sklearn.clone`` of an
+        estimator holding it, ``CondBayesSearchCV``'s per-fit copy) and pickled (a study, a
+        fitted search); the copy gets a lock of its own."""
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     # -- what subclasses provide -----------------------------------------------------------
     @abc.abstractmethod
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:

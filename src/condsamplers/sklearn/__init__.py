@@ -1,4 +1,5 @@
-"""scikit-learn estimators over conditional inputs (``NaN`` = inactive feature)."""
+"""scikit-learn estimators: regressors over conditional inputs (``NaN`` = inactive feature)
+and ``CondBayesSearchCV``, Bayesian hyperparameter search over conditional spaces."""
 
 from condsamplers.sklearn.regressors import (
     BOHAMIANNRegressor,
@@ -6,5 +7,12 @@ from condsamplers.sklearn.regressors import (
     DNGORegressor,
     TreeGPRegressor,
 )
+from condsamplers.sklearn.search import CondBayesSearchCV
 
-__all__ = ["BOHAMIANNRegressor", "CondGPRegressor", "DNGORegressor", "TreeGPRegressor"]
+__all__ = [
+    "BOHAMIANNRegressor",
+    "CondBayesSearchCV",
+    "CondGPRegressor",
+    "DNGORegressor",
+    "TreeGPRegressor",
+]
