@@ -67,7 +67,7 @@ from scipy.stats import qmc
 from condsamplers import kernels
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import ExactGP
-from condsamplers.samplers.base import _check_int, _finite_minimisation_values
+from condsamplers.samplers.base import _finite_minimisation_values
 from condsamplers.space import (
     ConditionalSpace,
     ParamNode,
@@ -75,6 +75,7 @@ from condsamplers.space import (
     infer_space,
     to_external,
 )
+from condsamplers.validation import check_int
 
 __all__ = [
     "EffectCurve",
@@ -511,8 +512,8 @@ def sobol_indices(
             multi-objective study without ``target``, an unknown ``kernel``.
     """
     _check_kernel(kernel)
-    _check_int("n_samples", n_samples, minimum=2)
-    _check_int("n_restarts", n_restarts, minimum=0)
+    check_int("n_samples", n_samples, minimum=2)
+    check_int("n_restarts", n_restarts, minimum=0)
     if params is not None and (isinstance(params, str) or not isinstance(params, Sequence)):
         raise TypeError(f"params must be a list of parameter names; got {params!r}.")
     trials, y, sign = _training_data(study, target)
@@ -632,8 +633,8 @@ class SobolImportanceEvaluator(BaseImportanceEvaluator):
         n_restarts: int = 2,
     ) -> None:
         _check_kernel(kernel)
-        _check_int("n_samples", n_samples, minimum=2)
-        _check_int("n_restarts", n_restarts, minimum=0)
+        check_int("n_samples", n_samples, minimum=2)
+        check_int("n_restarts", n_restarts, minimum=0)
         self._kernel = kernel
         self._n_samples = n_samples
         self._seed = seed

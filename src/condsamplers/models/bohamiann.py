@@ -67,11 +67,10 @@ from condsamplers.models.nn_inputs import (
     MLP,
     InputEncoder,
     check_hidden_sizes,
-    check_int,
-    check_positive,
     resolve_device,
 )
 from condsamplers.space import FeatureSpec
+from condsamplers.validation import check_int, check_positive
 
 _logger = logging.getLogger(__name__)
 
@@ -135,21 +134,27 @@ class BOHAMIANN(Surrogate):
     ) -> None:
         name = "BOHAMIANN"
         self.hidden_sizes = check_hidden_sizes(hidden_sizes, name)
-        self.n_burn_in = check_int(name, "n_burn_in", n_burn_in, 0)
-        self.n_burn_in_warm = check_int(name, "n_burn_in_warm", n_burn_in_warm, 0)
-        self.n_samples = check_int(name, "n_samples", n_samples, 1)
-        self.keep_every = check_int(name, "keep_every", keep_every, 1)
-        self.step_size = check_positive(name, "step_size", step_size)
-        self.mdecay = check_positive(name, "mdecay", mdecay)
+        self.n_burn_in = check_int("n_burn_in", n_burn_in, 0, owner=name)
+        self.n_burn_in_warm = check_int("n_burn_in_warm", n_burn_in_warm, 0, owner=name)
+        self.n_samples = check_int("n_samples", n_samples, 1, owner=name)
+        self.keep_every = check_int("keep_every", keep_every, 1, owner=name)
+        self.step_size = check_positive("step_size", step_size, owner=name)
+        self.mdecay = check_positive("mdecay", mdecay, owner=name)
         if self.mdecay >= 1.0:
             raise ValueError(f"{name}: mdecay={mdecay!r} must be in (0, 1).")
-        self.batch_size = check_int(name, "batch_size", batch_size, 1)
-        self.gibbs_every = check_int(name, "gibbs_every", gibbs_every, 1)
-        self.weight_prior_shape = check_positive(name, "weight_prior_shape", weight_prior_shape)
-        self.weight_prior_rate = check_positive(name, "weight_prior_rate", weight_prior_rate)
-        self.noise_prior_median = check_positive(name, "noise_prior_median", noise_prior_median)
-        self.noise_prior_log_var = check_positive(name, "noise_prior_log_var", noise_prior_log_var)
-        self.min_ess_fraction = check_positive(name, "min_ess_fraction", min_ess_fraction)
+        self.batch_size = check_int("batch_size", batch_size, 1, owner=name)
+        self.gibbs_every = check_int("gibbs_every", gibbs_every, 1, owner=name)
+        self.weight_prior_shape = check_positive(
+            "weight_prior_shape", weight_prior_shape, owner=name
+        )
+        self.weight_prior_rate = check_positive("weight_prior_rate", weight_prior_rate, owner=name)
+        self.noise_prior_median = check_positive(
+            "noise_prior_median", noise_prior_median, owner=name
+        )
+        self.noise_prior_log_var = check_positive(
+            "noise_prior_log_var", noise_prior_log_var, owner=name
+        )
+        self.min_ess_fraction = check_positive("min_ess_fraction", min_ess_fraction, owner=name)
         if self.min_ess_fraction > 1.0:
             raise ValueError(f"{name}: min_ess_fraction={min_ess_fraction!r} must be <= 1.")
         self.seed = seed

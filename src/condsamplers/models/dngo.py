@@ -79,11 +79,10 @@ from condsamplers.models.nn_inputs import (
     MLP,
     InputEncoder,
     check_hidden_sizes,
-    check_int,
-    check_positive,
     resolve_device,
 )
 from condsamplers.space import FeatureSpec
+from condsamplers.validation import check_int, check_positive
 
 _logger = logging.getLogger(__name__)
 
@@ -231,13 +230,15 @@ class DNGO(Surrogate):
         device: str = "cpu",
     ) -> None:
         self.hidden_sizes = check_hidden_sizes(hidden_sizes, "DNGO")
-        self.n_epochs = check_int("DNGO", "n_epochs", n_epochs, 1)
-        self.n_epochs_warm = check_int("DNGO", "n_epochs_warm", n_epochs_warm, 1)
-        self.max_updates = check_int("DNGO", "max_updates", max_updates, 1)
-        self.batch_size = check_int("DNGO", "batch_size", batch_size, 1)
-        self.n_restarts = check_int("DNGO", "n_restarts", n_restarts, 0)
-        self.learning_rate = check_positive("DNGO", "learning_rate", learning_rate)
-        self.weight_decay = check_positive("DNGO", "weight_decay", weight_decay, allow_zero=True)
+        self.n_epochs = check_int("n_epochs", n_epochs, 1, owner="DNGO")
+        self.n_epochs_warm = check_int("n_epochs_warm", n_epochs_warm, 1, owner="DNGO")
+        self.max_updates = check_int("max_updates", max_updates, 1, owner="DNGO")
+        self.batch_size = check_int("batch_size", batch_size, 1, owner="DNGO")
+        self.n_restarts = check_int("n_restarts", n_restarts, 0, owner="DNGO")
+        self.learning_rate = check_positive("learning_rate", learning_rate, owner="DNGO")
+        self.weight_decay = check_positive(
+            "weight_decay", weight_decay, owner="DNGO", allow_zero=True
+        )
         self.integrate_hyperparameters = bool(integrate_hyperparameters)
         self.quadratic_prior_mean = bool(quadratic_prior_mean)
         self.seed = seed

@@ -169,23 +169,6 @@ def resolve_device(device: str | torch.device, model_name: str) -> torch.device:
     return resolved
 
 
-def check_int(model_name: str, name: str, value: object, minimum: int) -> int:
-    """``value`` as an int ``>= minimum`` (ValueError naming the parameter otherwise)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{model_name}: {name}={value!r} must be an integer >= {minimum}.")
-    return int(value)
-
-
-def check_positive(model_name: str, name: str, value: object, allow_zero: bool = False) -> float:
-    """``value`` as a float ``> 0`` (``>= 0`` with ``allow_zero``), else a ValueError."""
-    ok = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
-    ok = ok and math.isfinite(float(value)) and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        bound = "non-negative" if allow_zero else "positive"
-        raise ValueError(f"{model_name}: {name}={value!r} must be a {bound} number.")
-    return float(value)
-
-
 def check_hidden_sizes(hidden_sizes: object, model_name: str) -> tuple[int, ...]:
     """``hidden_sizes`` as a tuple of positive ints (ValueError naming the parameter)."""
     try:

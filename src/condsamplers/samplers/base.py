@@ -48,6 +48,7 @@ from condsamplers.samplers.proposals import (
     withdraw_proposal,
 )
 from condsamplers.space import ConditionalSpace, infer_space, to_internal
+from condsamplers.validation import check_int
 
 _logger = optuna.logging.get_logger(__name__)
 
@@ -115,11 +116,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
     ) -> None:
-        _check_int("n_startup_trials", n_startup_trials, minimum=0)
-        _check_int("n_candidates", n_candidates, minimum=1)
-        _check_int("n_local_search", n_local_search, minimum=1)
-        _check_int("n_restarts", n_restarts, minimum=0)
-        _check_int("n_fantasies", n_fantasies, minimum=0)
+        check_int("n_startup_trials", n_startup_trials, minimum=0)
+        check_int("n_candidates", n_candidates, minimum=1)
+        check_int("n_local_search", n_local_search, minimum=1)
+        check_int("n_restarts", n_restarts, minimum=0)
+        check_int("n_fantasies", n_fantasies, minimum=0)
         if constraints_func is not None and not callable(constraints_func):
             raise ValueError(
                 f"constraints_func must be a callable FrozenTrial -> sequence of floats; "
@@ -451,8 +452,3 @@ def _constraint_values(trials: list[FrozenTrial]) -> np.ndarray | None:
         bound = np.maximum(finite.max(axis=0), 1.0)
         values = np.where(infinite, np.sign(values) * bound, values)
     return values
-
-
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}; got {value!r}.")

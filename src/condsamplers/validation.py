@@ -1,0 +1,29 @@
+"""Checks of constructor arguments shared by samplers, models and evaluators: a ``ValueError``
+that names the parameter (and its owner, when given) instead of a failure deep inside."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _prefix(owner: str) -> str:
+    return f"{owner}: " if owner else ""
+
+
+def check_int(name: str, value: object, minimum: int, owner: str = "") -> int:
+    """``value`` as an int ``>= minimum`` (ValueError naming the parameter otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
+        raise ValueError(f"{_prefix(owner)}{name}={value!r} must be an integer >= {minimum}.")
+    return int(value)
+
+
+def check_positive(name: str, value: object, owner: str = "", allow_zero: bool = False) -> float:
+    """``value`` as a finite float ``> 0`` (``>= 0`` with ``allow_zero``), else a ValueError."""
+    ok = isinstance(value, (int, float, np.floating)) and not isinstance(value, bool)
+    ok = ok and math.isfinite(float(value)) and (value >= 0 if allow_zero else value > 0)
+    if not ok:
+        bound = "non-negative" if allow_zero else "positive"
+        raise ValueError(f"{_prefix(owner)}{name}={value!r} must be a {bound} number.")
+    return float(value)
