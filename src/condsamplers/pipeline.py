@@ -151,8 +151,8 @@ def fit_constraints(
             data.X[reported], data.active[reported], data.constraints[reported, k], space.features
         )
         applies = {row.tobytes() for row in data.active[reported]}
-        exempt = [row for row in np.unique(data.active[~reported], axis=0)]
-        exempt = [row for row in exempt if row.tobytes() not in applies]
+        unreported = np.unique(data.active[~reported], axis=0)
+        exempt = [row for row in unreported if row.tobytes() not in applies]
         constraints.append(
             Constraint(model, np.array(exempt, dtype=bool).reshape(-1, space.n_features))
         )
