@@ -43,6 +43,8 @@ class OptimizerSettings:
             kriging believer (the model is conditioned on its own mean there); ``S >= 1``:
             Monte-Carlo EI, EI averaged over ``S`` models conditioned on joint samples of the
             pending outcomes (Snoek et al. 2012, sec. 3.3; DNGO sec. 3.3). See docs/batch.md.
+        noise_penalty: multiply EI by the augmented-EI factor of Huang et al. (2006) when the
+            model fits a noise variance (:func:`~condsamplers.acquisition.with_noise_penalty`).
     """
 
     n_candidates: int = 1024
@@ -51,6 +53,7 @@ class OptimizerSettings:
     local_search_max_iter: int = 100
     two_step: bool = False
     n_fantasies: int = DEFAULT_N_FANTASIES
+    noise_penalty: bool = True
 
 
 def round_to_grid(space: ConditionalSpace, X: np.ndarray) -> np.ndarray:

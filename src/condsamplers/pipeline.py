@@ -21,6 +21,7 @@ from condsamplers.acquisition import (
     make_log_mc_path_ei,
     sample_fantasies,
     with_feasibility,
+    with_noise_penalty,
 )
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
@@ -95,6 +96,10 @@ def propose(
     the model cannot reach, and EI would then chase variance at the edges of the space. For a
     noise-free objective the posterior mean interpolates, so the two incumbents coincide.
 
+    With ``settings.noise_penalty`` and a model that estimates its noise variance, log-EI
+    carries the augmented-EI factor of Huang et al. (2006) (``with_noise_penalty``), so a noisy
+    objective is not evaluated again and again where only its noise is left to learn.
+
     Pending points (``data.X_pending``) enter as the kriging believer
     (``settings.n_fantasies == 0``) or as Monte-Carlo EI over ``settings.n_fantasies`` joint
     fantasies of their outcomes (Snoek et al. 2012 sec. 3.3, DNGO sec. 3.3), drawn from ``rng``.
@@ -119,7 +124,10 @@ def propose(
         return Proposal(X, active, values, model, None)
     incumbent = float(model.predict(data.X[feasible], data.active[feasible])[0].min())
     fantasies = pending_fantasies(model, data, incumbent, settings.n_fantasies, rng)
-    acquisition = with_feasibility(make_log_mc_ei(fantasies), constraints)
+    log_ei = make_log_mc_ei(fantasies)
+    if settings.noise_penalty:
+        log_ei = with_noise_penalty(log_ei, fantasies[0].model)
+    acquisition = with_feasibility(log_ei, constraints)
     order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
     incumbents = data.X[order[:N_INCUMBENT_STARTS]]
     path = _two_step_path(space, data, fantasies, constraints, rng, settings, incumbents)

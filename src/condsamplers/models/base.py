@@ -45,6 +45,11 @@ class Surrogate(abc.ABC):
     ) -> SurrogateT:
         """A copy of the model with extra observations and the same hyperparameters."""
 
+    def noise_variance(self) -> float | None:
+        """Variance of the observation noise in the units of ``y``, as fitted (``None``: the
+        model does not estimate one; the acquisition is then plain EI)."""
+        return None
+
     def predict(self, X: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance of the latent function at ``X`` as numpy arrays."""
         with torch.no_grad():

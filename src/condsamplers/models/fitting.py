@@ -53,6 +53,12 @@ def robust_cholesky(K: torch.Tensor, log: bool = True) -> torch.Tensor:
     )
 
 
+def noise_variance_of(params: Params, min_noise: float, y_std: float) -> float:
+    """The fitted noise variance ``exp(log_noise) + min_noise`` of standardised ``y``, in the
+    units of ``y``."""
+    return (float(torch.exp(params["log_noise"].detach())[0]) + min_noise) * float(y_std) ** 2
+
+
 def gamma_log_prior(x: torch.Tensor, concentration: float, rate: float) -> torch.Tensor:
     """Log density of Gamma(concentration, rate) at ``x``, up to a constant."""
     return (concentration - 1.0) * torch.log(x) - rate * x

@@ -23,6 +23,7 @@ from condsamplers.models.fitting import (
     NumericalError,
     gamma_log_prior,
     maximise_log_posterior,
+    noise_variance_of,
     robust_cholesky,
     standardise,
 )
@@ -160,6 +161,10 @@ class ExactGP(Surrogate):
             self.alpha_ = torch.cholesky_solve(self.z_[:, None], self.L_)[:, 0]
 
     # -- prediction ----------------------------------------------------------------------
+    def noise_variance(self) -> float:
+        """The fitted variance of ``eps_i`` (module docstring), in the units of ``y``."""
+        return noise_variance_of(self.params_, self.min_noise, self.y_std_)
+
     def posterior(
         self, X: torch.Tensor, active: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -77,6 +77,7 @@ from condsamplers.models.fitting import (
     Params,
     gamma_log_prior,
     maximise_log_posterior,
+    noise_variance_of,
     random_restarts,
     robust_cholesky,
     standardise,
@@ -662,6 +663,10 @@ class TreeGP(Surrogate):
             return torch.zeros(T.shape[0], dtype=torch.float64)
         v = torch.linalg.solve_triangular(self.L_c_, T.T, upper=False)
         return (v * v).sum(0)
+
+    def noise_variance(self) -> float:
+        """The fitted ``sigma^2`` of eq. 1 (module docstring), in the units of ``y``."""
+        return noise_variance_of(self.params_, self.min_noise, self.y_std_)
 
     def posterior(
         self, X: torch.Tensor, active: torch.Tensor

@@ -21,7 +21,7 @@ import dataclasses
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import optuna
@@ -47,7 +47,7 @@ from condsamplers.samplers.proposals import (
     rival_trial,
     withdraw_proposal,
 )
-from condsamplers.space import ConditionalSpace, infer_space, to_internal
+from condsamplers.space import ConditionalSpace, infer_space
 from condsamplers.validation import check_int
 
 _logger = optuna.logging.get_logger(__name__)
@@ -104,6 +104,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             of feasibility (DNGO sec. 3.2; docs/constraints.md).
     """
 
+    #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on for the
+    #: GP samplers, where it was measured (docs/design.md sec. 5); off for the neural ones.
+    noise_penalty: ClassVar[bool] = True
+
     def __init__(
         self,
         *,
@@ -132,7 +136,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         self._n_startup_trials = n_startup_trials
         self._independent_sampler = independent_sampler or RandomSampler(seed=seed)
         self._settings = OptimizerSettings(
-            n_candidates=n_candidates, n_local_search=n_local_search, n_fantasies=int(n_fantasies)
+            n_candidates=n_candidates,
+            n_local_search=n_local_search,
+            n_fantasies=int(n_fantasies),
+            noise_penalty=self.noise_penalty,
         )
         self._n_restarts = n_restarts
         self._lock = threading.RLock()
@@ -183,12 +190,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if len(complete) < max(self._n_startup_trials, 1):
             return {}
         with self._lock, _single_threaded():
-            params = self._propose_and_record(study, trial, complete)
-        return {
-            name: value
-            for name, value in params.items()
-            if name in search_space and to_internal(search_space[name], value) is not None
-        }
+            return self._propose_and_record(study, trial, complete, search_space)
 
     def sample_independent(
         self,
@@ -238,10 +240,19 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             return self._space_cache[1]
 
     def _propose_and_record(
-        self, study: Study, trial: FrozenTrial, complete: list[FrozenTrial]
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        complete: list[FrozenTrial],
+        search_space: dict[str, BaseDistribution],
     ) -> dict[str, Any]:
         """Propose, record the proposal on ``trial``, and redo it if a concurrent worker holds
         the same configuration.
+
+        The proposal is first restricted to the trial's relative ``search_space``: in threads
+        another trial may complete between Optuna's inference of that space and this step, so
+        the proposal's tree may hold parameters that the trial will sample independently; the
+        record then says exactly what the trial evaluates.
 
         Two workers that propose at the same time do not see each other's proposal. Each
         records its own, then re-reads the others: at least the later of the two to record sees
@@ -254,6 +265,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         rival = None
         for attempt in range(MAX_RACE_RETRIES + 1):
             proposal = self._propose(study, trial, complete, attempt)
+            if proposal is not None:
+                proposal = proposal.restricted_to(search_space)
             if proposal is None:
                 if attempt > 0:  # the trial goes to the independent sampler: not this record
                     withdraw_proposal(study, trial)

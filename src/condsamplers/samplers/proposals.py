@@ -38,6 +38,18 @@ class Configuration:
     distributions: dict[str, BaseDistribution]
     repeats_pending: bool = False
 
+    def restricted_to(self, search_space: dict[str, BaseDistribution]) -> Configuration:
+        """The parameters Optuna will take from this configuration in a trial whose relative
+        search space is ``search_space``: those it holds, with a value its distribution there
+        accepts (that space may have been inferred from fewer trials, in another thread)."""
+        kept = {
+            name: value
+            for name, value in self.params.items()
+            if name in search_space and to_internal(search_space[name], value) is not None
+        }
+        distributions = {name: self.distributions[name] for name in kept}
+        return dataclasses.replace(self, params=kept, distributions=distributions)
+
 
 def decode_configuration(
     space: ConditionalSpace, x: np.ndarray, active: np.ndarray

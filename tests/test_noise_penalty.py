@@ -1,0 +1,65 @@
+"""The augmented-EI factor (Huang et al. 2006) that log-EI carries for noisy models."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from condsamplers.acquisition import log_noise_penalty, make_log_ei, with_noise_penalty
+from condsamplers.models.dngo import DNGO
+from condsamplers.models.gp import ExactGP
+from condsamplers.space import FeatureSpec
+
+
+def _fit_gp(noise_std: float, seed: int = 0) -> ExactGP:
+    """A 1-D Matern GP on a smooth function, observed 8 times at x = 0.5 and on a coarse grid."""
+    rng = np.random.default_rng(seed)
+    x = np.concatenate([np.full(8, 0.5), np.linspace(0.0, 1.0, 6)])[:, None]
+    y = np.sin(6.0 * x[:, 0]) + noise_std * rng.standard_normal(len(x))
+    return ExactGP("matern", n_restarts=2, seed=seed).fit(
+        x, np.ones_like(x, dtype=bool), y, FeatureSpec.numerical(1)
+    )
+
+
+def test_log_noise_penalty_matches_the_direct_formula_and_stays_finite() -> None:
+    var = torch.tensor([1e-30, 1e-8, 0.01, 1.0, 100.0], dtype=torch.float64)
+    noise = 0.04
+    direct = torch.log(1.0 - torch.sqrt(noise / (var + noise)))
+    stable = log_noise_penalty(var, noise)
+    assert torch.all(torch.isfinite(stable))
+    np.testing.assert_allclose(stable[2:].numpy(), direct[2:].numpy(), rtol=1e-10)
+    # for s^2 << tau^2 the factor is s^2 / (2 tau^2)
+    assert math.isclose(float(stable[1]), math.log(1e-8 / (2 * noise)), rel_tol=1e-6)
+
+
+def test_noisy_gp_discounts_a_point_it_has_already_measured_many_times() -> None:
+    gp = _fit_gp(noise_std=0.3)
+    assert gp.noise_variance() > 0.01
+    plain = make_log_ei(gp, best=float(gp.predict(np.array([[0.5]]), np.ones((1, 1), bool))[0][0]))
+    augmented = with_noise_penalty(plain, gp)
+    X = torch.tensor([[0.5], [0.9]], dtype=torch.float64)
+    on = torch.ones_like(X, dtype=torch.bool)
+    drop = (plain(X, on) - augmented(X, on)).numpy()
+    # the replicated point loses more than a point between grid nodes
+    assert drop[0] > drop[1] > 0
+
+
+def test_noise_free_gp_keeps_plain_ei_away_from_its_data() -> None:
+    gp = _fit_gp(noise_std=0.0)
+    plain = make_log_ei(gp, best=-1.0)
+    X = torch.tensor([[0.1], [0.3], [0.7], [0.9]], dtype=torch.float64)
+    on = torch.ones_like(X, dtype=torch.bool)
+    difference = (plain(X, on) - with_noise_penalty(plain, gp)(X, on)).numpy()
+    assert np.all(difference < 0.05)
+
+
+def test_models_without_a_noise_estimate_keep_plain_ei() -> None:
+    x = np.linspace(0.0, 1.0, 12)[:, None]
+    model = DNGO(hidden_sizes=(8, 8), n_epochs=50, seed=0).fit(
+        x, np.ones_like(x, dtype=bool), np.sin(6.0 * x[:, 0]), FeatureSpec.numerical(1)
+    )
+    assert model.noise_variance() is None
+    plain = make_log_ei(model, best=-1.0)
+    assert with_noise_penalty(plain, model) is plain
