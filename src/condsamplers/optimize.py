@@ -53,7 +53,7 @@ class OptimizerSettings:
     local_search_max_iter: int = 100
     two_step: bool = False
     n_fantasies: int = DEFAULT_N_FANTASIES
-    noise_penalty: bool = True
+    noise_penalty: bool = False
 
 
 def round_to_grid(space: ConditionalSpace, X: np.ndarray) -> np.ndarray:

@@ -104,9 +104,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             of feasibility (DNGO sec. 3.2; docs/constraints.md).
     """
 
-    #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on for the
-    #: GP samplers, where it was measured (docs/design.md sec. 5); off for the neural ones.
-    noise_penalty: ClassVar[bool] = True
+    #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
+    #: was measured to help (BNGPSampler; docs/design.md sec. 5), plain EI elsewhere.
+    noise_penalty: ClassVar[bool] = False
 
     def __init__(
         self,

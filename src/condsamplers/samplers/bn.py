@@ -15,7 +15,8 @@ class BNGPSampler(ExactGPSampler):
     parameter may itself branch; several branching parameters are fine). The hyperparameters
     are fitted by marginal likelihood under a parametrisation that keeps the kernel positive
     definite (Theorem 1, generalised to several nested parameters). Proposals maximise log
-    expected improvement over every path of the tree (the paper's EI criterion). Usage::
+    expected improvement over every path of the tree (the paper's EI criterion), with Huang et
+    al.'s (2006) augmented-EI factor for the fitted noise (docs/design.md sec. 5). Usage::
 
         study = optuna.create_study(sampler=BNGPSampler(seed=0))
 
@@ -23,3 +24,6 @@ class BNGPSampler(ExactGPSampler):
     """
 
     kernel_name = "bn"
+    #: Augmented EI (Huang et al. 2006): on branching_nested (20 seeds) median regret 0.026
+    #: against 0.043 with plain EI (docs/benchmarks.md).
+    noise_penalty = True

@@ -44,10 +44,6 @@ class BOHAMIANNSampler(ConditionalSampler):
             model has no hyperparameter search to restart.)
     """
 
-    #: Plain EI: the posterior noise of the network absorbs its misfit, and with it the
-    #: augmented factor cost precision on a noise-free problem (tests/test_sampler_behaviour.py).
-    noise_penalty = False
-
     def __init__(
         self,
         *,
