@@ -115,8 +115,8 @@ def with_noise_penalty(acquisition: Acquisition, model: Surrogate) -> Acquisitio
     ``model``'s posterior; ``acquisition`` unchanged when the model has no noise estimate.
 
     With fantasies of pending points, pass the model of any fantasy: a GP's posterior variance
-    does not depend on the fantasised values (for BOHAMIANN's reweighted samples it does a
-    little; the first fantasy's is used).
+    does not depend on the fantasised values (for a model whose variance does, the first
+    fantasy's is an approximation).
     """
     noise = model.noise_variance()
     if noise is None:
