@@ -7,7 +7,7 @@ import math
 import numpy as np
 import torch
 
-from condsamplers.acquisition import log_noise_penalty, make_log_ei, with_noise_penalty
+from condsamplers.acquisition import Fantasy, log_noise_penalty, make_log_mc_ei
 from condsamplers.models.dngo import DNGO
 from condsamplers.models.gp import ExactGP
 from condsamplers.space import FeatureSpec
@@ -37,8 +37,9 @@ def test_log_noise_penalty_matches_the_direct_formula_and_stays_finite() -> None
 def test_noisy_gp_discounts_a_point_it_has_already_measured_many_times() -> None:
     gp = _fit_gp(noise_std=0.3)
     assert gp.noise_variance() > 0.01
-    plain = make_log_ei(gp, best=float(gp.predict(np.array([[0.5]]), np.ones((1, 1), bool))[0][0]))
-    augmented = with_noise_penalty(plain, gp)
+    best = float(gp.predict(np.array([[0.5]]), np.ones((1, 1), bool))[0][0])
+    plain = make_log_mc_ei([Fantasy(gp, best)])
+    augmented = make_log_mc_ei([Fantasy(gp, best)], gp.noise_variance())
     X = torch.tensor([[0.5], [0.9]], dtype=torch.float64)
     on = torch.ones_like(X, dtype=torch.bool)
     drop = (plain(X, on) - augmented(X, on)).numpy()
@@ -48,18 +49,28 @@ def test_noisy_gp_discounts_a_point_it_has_already_measured_many_times() -> None
 
 def test_noise_free_gp_keeps_plain_ei_away_from_its_data() -> None:
     gp = _fit_gp(noise_std=0.0)
-    plain = make_log_ei(gp, best=-1.0)
+    plain = make_log_mc_ei([Fantasy(gp, -1.0)])
+    augmented = make_log_mc_ei([Fantasy(gp, -1.0)], gp.noise_variance())
     X = torch.tensor([[0.1], [0.3], [0.7], [0.9]], dtype=torch.float64)
     on = torch.ones_like(X, dtype=torch.bool)
-    difference = (plain(X, on) - with_noise_penalty(plain, gp)(X, on)).numpy()
+    difference = (plain(X, on) - augmented(X, on)).numpy()
     assert np.all(difference < 0.05)
 
 
-def test_models_without_a_noise_estimate_keep_plain_ei() -> None:
+def test_the_factor_is_the_same_for_every_fantasy_of_a_gp() -> None:
+    gp = _fit_gp(noise_std=0.3)
+    noise = gp.noise_variance()
+    fantasies = [Fantasy(gp, -1.0), Fantasy(gp, -0.5)]
+    X = torch.tensor([[0.2], [0.5]], dtype=torch.float64)
+    on = torch.ones_like(X, dtype=torch.bool)
+    _, var = gp.posterior(X, on)
+    shift = make_log_mc_ei(fantasies, noise)(X, on) - make_log_mc_ei(fantasies)(X, on)
+    np.testing.assert_allclose(shift.numpy(), log_noise_penalty(var, noise).numpy(), rtol=1e-9)
+
+
+def test_models_without_a_noise_estimate_report_none() -> None:
     x = np.linspace(0.0, 1.0, 12)[:, None]
     model = DNGO(hidden_sizes=(8, 8), n_epochs=50, seed=0).fit(
         x, np.ones_like(x, dtype=bool), np.sin(6.0 * x[:, 0]), FeatureSpec.numerical(1)
     )
     assert model.noise_variance() is None
-    plain = make_log_ei(model, best=-1.0)
-    assert with_noise_penalty(plain, model) is plain

@@ -12,7 +12,7 @@ there, but once the posterior variance ``s^2`` at a point falls below the noise 
 ``tau^2``, one more evaluation there mostly measures noise. The *augmented* EI of Huang, Allen,
 Notz and Zeng (2006, "Global optimization of stochastic black-box systems via sequential kriging
 meta-models", J. Global Optim. 34) multiplies EI by ``1 - tau / sqrt(s^2 + tau^2)``
-(:func:`with_noise_penalty`), the relative reduction of the predictive standard deviation that
+(``make_log_mc_ei(..., noise)``), the relative reduction of the predictive standard deviation that
 one more observation brings (``Surrogate.noise_variance()``: the fitted noise). BNGPSampler uses
 it; the other samplers keep plain EI (``OptimizerSettings.noise_penalty``, see docs/design.md
 sec. 5 for the measurements). With a noise-free objective ``tau^2`` is tiny and the factor is
@@ -44,6 +44,7 @@ average of ``EI * PF``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
@@ -107,26 +108,6 @@ def log_noise_penalty(var: torch.Tensor, noise: float) -> torch.Tensor:
     var = var.clamp_min(1e-300)
     root = torch.sqrt(var + noise)
     return torch.log(var) - torch.log(root) - torch.log(root + math.sqrt(noise))
-
-
-def with_noise_penalty(acquisition: Acquisition, model: Surrogate) -> Acquisition:
-    """``log EI + log(1 - tau / sqrt(s^2 + tau^2))``: the augmented EI of Huang et al. (2006)
-    with the noise variance ``tau^2 = model.noise_variance()`` and ``s^2`` the variance of
-    ``model``'s posterior; ``acquisition`` unchanged when the model has no noise estimate.
-
-    With fantasies of pending points, pass the model of any fantasy: a GP's posterior variance
-    does not depend on the fantasised values (for a model whose variance does, the first
-    fantasy's is an approximation).
-    """
-    noise = model.noise_variance()
-    if noise is None:
-        return acquisition
-
-    def penalised(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
-        _, var = model.posterior(X, active)
-        return acquisition(X, active) + log_noise_penalty(var, noise)
-
-    return penalised
 
 
 @runtime_checkable
@@ -230,33 +211,42 @@ def believed_fantasy(
 def _log_mean_ei(
     fantasies: Sequence[Fantasy],
     posterior: Callable[[Surrogate], Callable[..., tuple[torch.Tensor, torch.Tensor]]],
+    noise: float | None = None,
 ) -> Acquisition:
-    """``log((1/S) sum_s EI_s)`` computed as ``logsumexp_s(log EI_s) - log S``."""
+    """``log((1/S) sum_s EI_s)`` computed as ``logsumexp_s(log EI_s) - log S``; with a ``noise``
+    variance each ``EI_s`` carries the augmented-EI factor of its own posterior variance
+    (:func:`log_noise_penalty`)."""
     if not fantasies:
         raise ValueError("Monte-Carlo EI needs at least one fantasy.")
+
+    def log_ei(fantasy: Fantasy, X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        mean, var = posterior(fantasy.model)(X, active)
+        value = log_expected_improvement(mean, var, fantasy.best)
+        return value if noise is None else value + log_noise_penalty(var, noise)
+
     if len(fantasies) == 1:  # exactly the plain log-EI (no logsumexp rounding)
-        only = fantasies[0]
-
-        def single(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
-            mean, var = posterior(only.model)(X, active)
-            return log_expected_improvement(mean, var, only.best)
-
-        return single
+        return functools.partial(log_ei, fantasies[0])
     log_s = math.log(len(fantasies))
 
     def acquisition(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
-        logs = [
-            log_expected_improvement(*posterior(f.model)(X, active), f.best) for f in fantasies
-        ]
+        logs = [log_ei(f, X, active) for f in fantasies]
         return torch.logsumexp(torch.stack(logs), dim=0) - log_s
 
     return acquisition
 
 
-def make_log_mc_ei(fantasies: Sequence[Fantasy]) -> Acquisition:
+def make_log_mc_ei(fantasies: Sequence[Fantasy], noise: float | None = None) -> Acquisition:
     """Log of the Monte-Carlo EI: EI averaged over the fantasies (Snoek et al. 2012, sec. 3.3;
-    BOHAMIANN supplement eq. 1, ``alpha_MCEI``). One fantasy: its plain log-EI."""
-    return _log_mean_ei(fantasies, lambda model: model.posterior)
+    BOHAMIANN supplement eq. 1, ``alpha_MCEI``). One fantasy: its plain log-EI.
+
+    With the observation ``noise`` variance ``tau^2`` (``Surrogate.noise_variance()``), each EI
+    is multiplied by ``1 - tau / sqrt(s^2 + tau^2)``, ``s^2`` the posterior variance: the
+    augmented EI of Huang, Allen, Notz & Zeng (2006), with the plug-in incumbent,, which
+    discounts points whose value the noise hides more than the model's uncertainty. A GP's
+    posterior variance does not depend on the fantasised values, so the factor is the same for
+    every fantasy of a GP.
+    """
+    return _log_mean_ei(fantasies, lambda model: model.posterior, noise)
 
 
 def make_log_mc_path_ei(fantasies: Sequence[Fantasy]) -> Acquisition:

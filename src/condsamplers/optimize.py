@@ -44,7 +44,7 @@ class OptimizerSettings:
             Monte-Carlo EI, EI averaged over ``S`` models conditioned on joint samples of the
             pending outcomes (Snoek et al. 2012, sec. 3.3; DNGO sec. 3.3). See docs/batch.md.
         noise_penalty: multiply EI by the augmented-EI factor of Huang et al. (2006) when the
-            model fits a noise variance (:func:`~condsamplers.acquisition.with_noise_penalty`).
+            model fits a noise variance (:func:`~condsamplers.acquisition.make_log_mc_ei`).
     """
 
     n_candidates: int = 1024

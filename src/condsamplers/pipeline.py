@@ -21,7 +21,6 @@ from condsamplers.acquisition import (
     make_log_mc_path_ei,
     sample_fantasies,
     with_feasibility,
-    with_noise_penalty,
 )
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
@@ -97,8 +96,8 @@ def propose(
     noise-free objective the posterior mean interpolates, so the two incumbents coincide.
 
     With ``settings.noise_penalty`` and a model that estimates its noise variance, log-EI
-    carries the augmented-EI factor of Huang et al. (2006) (``with_noise_penalty``), so a noisy
-    objective is not evaluated again and again where only its noise is left to learn.
+    carries the augmented-EI factor of Huang et al. (2006) (``make_log_mc_ei``'s ``noise``), so
+    a noisy objective is not evaluated again and again where only its noise is left to learn.
 
     Pending points (``data.X_pending``) enter as the kriging believer
     (``settings.n_fantasies == 0``) or as Monte-Carlo EI over ``settings.n_fantasies`` joint
@@ -124,9 +123,8 @@ def propose(
         return Proposal(X, active, values, model, None)
     incumbent = float(model.predict(data.X[feasible], data.active[feasible])[0].min())
     fantasies = pending_fantasies(model, data, incumbent, settings.n_fantasies, rng)
-    log_ei = make_log_mc_ei(fantasies)
-    if settings.noise_penalty:
-        log_ei = with_noise_penalty(log_ei, fantasies[0].model)
+    noise = model.noise_variance() if settings.noise_penalty else None
+    log_ei = make_log_mc_ei(fantasies, noise)
     acquisition = with_feasibility(log_ei, constraints)
     order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
     incumbents = data.X[order[:N_INCUMBENT_STARTS]]
