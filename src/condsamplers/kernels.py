@@ -55,6 +55,9 @@ class Kernel(abc.ABC):
     """
 
     name: str
+    #: the constant prior mean :class:`~condsamplers.models.gp.ExactGP` uses with this kernel
+    #: unless told otherwise: ``"sample"`` (the sample mean) or ``"gls"`` (estimated by GLS)
+    default_mean: str = "sample"
 
     @abc.abstractmethod
     def initial_params(self, features: FeatureSpec) -> Params:
@@ -302,6 +305,8 @@ class BranchingNestedKernel(Kernel):
     """
 
     name = "bn"
+    #: Zhang et al. fit ``beta`` of ``mu(x) = m(x)^T beta`` by GLS (eq. 1); ``m(x) = 1`` here
+    default_mean = "gls"
 
     def __init__(self) -> None:
         self._layout: tuple[FeatureSpec, _BranchingLayout] | None = None

@@ -1,7 +1,15 @@
 """Exact Gaussian-process regression with an embedding kernel (torch, float64).
 
-Model: ``y_i = f(x_i) + eps_i``, ``f ~ GP(0, s * R(x, x'))`` with a kernel's correlation ``R``,
-``eps_i ~ N(0, noise)``, on standardised ``y``. Hyperparameters (kernel ``phi`` parameters,
+Model: ``y_i = f(x_i) + eps_i``, ``f ~ GP(beta, s * R(x, x'))`` with a kernel's correlation
+``R``, ``eps_i ~ N(0, noise)``, on standardised ``y``. The constant mean ``beta`` is either the
+sample mean of ``y`` (``mean="sample"``: ``beta = 0`` after standardisation) or, as in the
+ordinary kriging of Zhang, Hung, Lin & Liu (``mean="gls"``, their eq. 1 with ``m(x) = 1``),
+its generalised-least-squares estimate ``beta = 1^T K^-1 y / 1^T K^-1 1`` (``K = s R + noise
+I``), profiled out of the likelihood (their eq. 3), with its uncertainty added to the
+predictive variance: ``k(x, x) - k_x^T K^-1 k_x + (1 - 1^T K^-1 k_x)^2 / 1^T K^-1 1`` (the
+``s_0^2`` after their eq. 3). The GLS estimate weighs a cluster of correlated observations
+(a sampler's exploitation near its incumbent) as little more than one, so the prior level far
+from the data is not pulled up towards the incumbent. Hyperparameters (kernel ``phi`` parameters,
 ``s``, ``noise``) maximise the log marginal likelihood plus log priors (Rasmussen & Williams
 2006, eq. 2.30) by L-BFGS-B from several starts: the previous fit (warm start), the defaults,
 and random perturbations. Priors: Gamma(2, 1) on ``s``, Gamma(1.1, 30) on ``noise`` (as in
@@ -29,7 +37,9 @@ from condsamplers.models.fitting import (
 )
 from condsamplers.space import FeatureSpec
 
-__all__ = ["MIN_NOISE", "ExactGP", "NumericalError", "robust_cholesky"]
+__all__ = ["MEANS", "MIN_NOISE", "ExactGP", "NumericalError", "robust_cholesky"]
+
+MEANS = ("sample", "gls")
 
 _logger = logging.getLogger(__name__)
 
@@ -46,10 +56,14 @@ class ExactGP(Surrogate):
         min_noise: floor of the noise variance, in units of the standardised ``y``. The default
             suits noise-free objectives; a larger floor (say 0.03) regularises regression on
             noisy data whose fit would otherwise interpolate.
+        mean: the constant prior mean, ``"sample"`` or ``"gls"`` (module docstring); ``None``:
+            the kernel's ``default_mean`` (``"gls"`` for the branching-and-nested kernel, whose
+            paper fits it so, ``"sample"`` otherwise).
 
     Attributes (after ``fit``): ``params_`` (raw hyperparameters), ``log_marginal_likelihood_``
     (of the standardised ``y`` at ``params_``), ``log_posterior_`` (that plus the log priors,
-    up to a constant: what the fit maximises).
+    up to a constant: what the fit maximises). :meth:`prior_mean` is the fitted constant.
+    :meth:`condition_on` keeps it, as it keeps the other hyperparameters.
     """
 
     def __init__(
@@ -60,10 +74,14 @@ class ExactGP(Surrogate):
         warm_start: Params | None = None,
         max_iter: int = 200,
         min_noise: float = MIN_NOISE,
+        mean: str | None = None,
     ) -> None:
         if not min_noise > 0:
             raise ValueError(f"min_noise must be positive; got {min_noise!r}.")
+        if mean not in (None, *MEANS):
+            raise ValueError(f"mean must be one of {MEANS} or None; got {mean!r}.")
         self.kernel = make_kernel(kernel) if isinstance(kernel, str) else kernel
+        self.mean = self.kernel.default_mean if mean is None else mean
         self.n_restarts = n_restarts
         self.seed = seed
         self.warm_start = warm_start
@@ -128,10 +146,11 @@ class ExactGP(Surrogate):
         """(log marginal likelihood + log priors, log marginal likelihood) of ``z_``."""
         K = self._train_covariance(params)
         L = robust_cholesky(K, log=False)
-        alpha = torch.cholesky_solve(self.z_[:, None], L)[:, 0]
+        residual = self.z_ - self._constant_mean(L)[0]
+        alpha = torch.cholesky_solve(residual[:, None], L)[:, 0]
         n = len(self.z_)
         log_ml = (
-            -0.5 * (self.z_ @ alpha)
+            -0.5 * (residual @ alpha)
             - torch.log(L.diagonal()).sum()
             - 0.5 * n * math.log(2 * math.pi)
         )
@@ -155,12 +174,28 @@ class ExactGP(Surrogate):
         K = self._covariance(self.X_, self.active_, params)
         return K + noise * torch.eye(len(self.z_), dtype=torch.float64)
 
-    def _factorise(self) -> None:
+    def _constant_mean(self, L: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(beta, K^-1 1)`` for the Cholesky factor ``L`` of ``K``: the GLS estimate with
+        ``mean="gls"``, else ``(0, None)`` (the sample mean, already subtracted)."""
+        if self.mean != "gls":
+            return torch.zeros((), dtype=torch.float64), None
+        k_inv_one = torch.cholesky_solve(torch.ones_like(self.z_)[:, None], L)[:, 0]
+        return (k_inv_one @ self.z_) / k_inv_one.sum(), k_inv_one
+
+    def _factorise(self, beta: torch.Tensor | None = None) -> None:
         with torch.no_grad():
             self.L_ = robust_cholesky(self._train_covariance(self.params_))
-            self.alpha_ = torch.cholesky_solve(self.z_[:, None], self.L_)[:, 0]
+            self.beta_, self.k_inv_one_ = self._constant_mean(self.L_)
+            if beta is not None:
+                self.beta_ = beta
+            residual = self.z_ - self.beta_
+            self.alpha_ = torch.cholesky_solve(residual[:, None], self.L_)[:, 0]
 
     # -- prediction ----------------------------------------------------------------------
+    def prior_mean(self) -> float:
+        """The constant prior mean ``beta`` in the units of ``y`` (module docstring)."""
+        return float(self.beta_) * self.y_std_ + self.y_mean_
+
     def noise_variance(self) -> float:
         """The fitted variance of ``eps_i`` (module docstring), in the units of ``y``."""
         return noise_variance_of(self.params_, self.min_noise, self.y_std_)
@@ -170,14 +205,24 @@ class ExactGP(Surrogate):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         amplitude = torch.exp(self.params_["log_amplitude"])[0]
         k_star = self._covariance(X, active, self.params_)
-        mean = k_star @ self.alpha_
+        mean = self.beta_ + k_star @ self.alpha_
         v = torch.linalg.solve_triangular(self.L_, k_star.T, upper=False)
-        var = (amplitude - (v * v).sum(0)).clamp_min(1e-12)
+        var = amplitude - (v * v).sum(0)
+        if self.k_inv_one_ is not None:  # the uncertainty of the GLS constant
+            gap = 1.0 - k_star @ self.k_inv_one_
+            var = var + gap * gap / self.k_inv_one_.sum()
+        var = var.clamp_min(1e-12)
         return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
 
     def condition_on(self, X: np.ndarray, active: np.ndarray, y: np.ndarray) -> ExactGP:
         other = ExactGP(
-            self.kernel, self.n_restarts, self.seed, self.params_, self.max_iter, self.min_noise
+            self.kernel,
+            self.n_restarts,
+            self.seed,
+            self.params_,
+            self.max_iter,
+            self.min_noise,
+            self.mean,
         )
         other.features_ = self.features_
         other.y_mean_, other.y_std_ = self.y_mean_, self.y_std_
@@ -186,5 +231,5 @@ class ExactGP(Surrogate):
         other.active_ = torch.cat([self.active_, torch.as_tensor(active, dtype=torch.bool)])
         z_new = (torch.as_tensor(y, dtype=torch.float64) - self.y_mean_) / self.y_std_
         other.z_ = torch.cat([self.z_, z_new])
-        other._factorise()
+        other._factorise(self.beta_)
         return other
