@@ -14,7 +14,9 @@ class BNGPSampler(ExactGPSampler):
     depends on the value of its branching parameter. The tree comes from the trials (a nested
     parameter may itself branch; several branching parameters are fine). The hyperparameters
     are fitted by marginal likelihood under a parametrisation that keeps the kernel positive
-    definite (Theorem 1, generalised to several nested parameters). Proposals maximise log
+    definite (Theorem 1, generalised to several nested parameters), with the paper's constant
+    mean estimated by generalised least squares (eq. 1-3, ordinary kriging; docs/design.md
+    sec. 8). Proposals maximise log
     expected improvement over every path of the tree (the paper's EI criterion), with Huang et
     al.'s (2006) augmented-EI factor for the fitted noise (docs/design.md sec. 5). Usage::
 
@@ -24,6 +26,6 @@ class BNGPSampler(ExactGPSampler):
     """
 
     kernel_name = "bn"
-    #: Augmented EI (Huang et al. 2006): on branching_nested (20 seeds) median regret 0.026
-    #: against 0.043 with plain EI (docs/benchmarks.md).
+    #: Augmented EI (Huang et al. 2006): on branching_nested (20 seeds, sample mean) median
+    #: regret 0.026 against 0.043 with plain EI (docs/benchmarks.md).
     noise_penalty = True

@@ -202,9 +202,12 @@ class CondGPRegressor(_ConditionalRegressor):
     """Gaussian-process regressor for conditional inputs, where ``NaN`` means *inactive*.
 
     The model is :class:`~condsamplers.models.gp.ExactGP`: ``y = f(x) + eps`` with
-    ``f ~ GP(0, s * R(x, x'))`` (``R`` the kernel's correlation) on standardised ``y``,
+    ``f ~ GP(beta, s * R(x, x'))`` (``R`` the kernel's correlation) on standardised ``y``,
     hyperparameters fit by maximising the log marginal likelihood plus log priors (Rasmussen &
-    Williams 2006, eq. 2.30) from several L-BFGS-B starts.
+    Williams 2006, eq. 2.30) from several L-BFGS-B starts. The constant ``beta`` is the mean of
+    ``y``, except with ``kernel="bn"``: there, as in Zhang et al.'s model (eq. 1) and in
+    ``BNGPSampler``, its generalised-least-squares estimate, whose uncertainty the predictive
+    variance includes.
 
     Args:
         kernel: ``"arc"``: the arc kernel (Swersky et al. 2014, eq. 3-4), where two rows that
