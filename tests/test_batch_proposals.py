@@ -376,6 +376,27 @@ def test_first_new_refuses_another_running_trials_recorded_proposal() -> None:
     assert sampler._first_new(space, x[None], a[None], study, new) is None
 
 
+def test_copies_of_a_claimed_candidate_do_not_pass_for_an_exhausted_space() -> None:
+    """Several local searches can end at one corner of the box: 40 copies of another open
+    trial's configuration at the top of the candidate list, then a free one. The free one is
+    proposed, not a repeat (test_threads[DNGOSampler] once evaluated a corner twice so)."""
+    sampler = condsamplers.ArcGPSampler(seed=3, n_startup_trials=N_STARTUP, **FAST)
+    study = _history(sampler)
+    corner = {"kind": "a", "x": -1.0, "y": 0.0}
+    free = {"kind": "a", "x": 0.25, "y": 0.75}
+    other = study.ask()
+    dists = {"kind": KIND, "x": X_DIST, "y": Y_DIST}
+    study._storage.set_trial_system_attr(other._trial_id, PROPOSAL_ATTR, _record(corner, dists))
+    space = sampler.conditional_space(study)
+    (x_corner, a_corner), (x_free, a_free) = (space.encode_trial(p, dists) for p in (corner, free))
+    X = np.stack([x_corner] * 40 + [x_free])
+    A = np.stack([a_corner] * 40 + [a_free])
+    new = study._storage.get_trial(study.ask()._trial_id)
+    chosen = sampler._first_new(space, X, A, study, new)
+    assert chosen is not None and not chosen.repeats_pending
+    assert chosen.params == pytest.approx(free)
+
+
 def test_an_exhausted_space_is_shared_by_open_trials() -> None:
     """More open trials than configurations: each still gets a model-based proposal, the
     first ones all distinct."""

@@ -359,13 +359,16 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         study: Study,
         trial: FrozenTrial,
     ) -> Configuration | None:
-        """The best of the first 32 candidates that no COMPLETE trial has and no RUNNING trial
-        has or was proposed (its recorded proposal).
+        """The best of the first 32 distinct candidate configurations that no COMPLETE trial
+        has and no RUNNING trial has or was proposed (its recorded proposal).
 
-        If each of them repeats one, the space is exhausted (a small discrete space, the rest
-        of it pending): the best one that repeats only a RUNNING trial is returned, marked
-        ``repeats_pending``, since a random one would repeat something too. If each repeats a
-        COMPLETE trial, ``None``: the independent sampler takes the trial.
+        Candidates are counted after decoding, as configurations: several local searches may
+        end at the same point (a corner of the box), and 32 copies of a pending configuration
+        must not pass for an exhausted space. If each of the 32 repeats a trial, the space is
+        exhausted (a small discrete space, the rest of it pending): the best one that repeats
+        only a RUNNING trial is returned, marked ``repeats_pending``, since a random one would
+        repeat something too. If each repeats a COMPLETE trial, ``None``: the independent
+        sampler takes the trial.
         """
         others = [
             t
@@ -379,8 +382,15 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             claim for t in others if t.state == TrialState.RUNNING for claim in claims_of(t)
         ]
         repeat = None
-        for x, a in zip(X[:_MAX_DUPLICATE_SKIPS], active[:_MAX_DUPLICATE_SKIPS], strict=True):
+        seen: set[tuple[tuple[str, Any], ...]] = set()
+        for x, a in zip(X, active, strict=True):
             configuration = decode_configuration(space, x, a)
+            key = tuple(sorted(configuration.params.items()))
+            if key in seen:
+                continue
+            seen.add(key)
+            if len(seen) > _MAX_DUPLICATE_SKIPS:
+                break
             if configuration.params in complete:
                 continue
             if configuration.params not in pending:
