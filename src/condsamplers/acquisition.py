@@ -241,7 +241,7 @@ def make_log_mc_ei(fantasies: Sequence[Fantasy], noise: float | None = None) -> 
 
     With the observation ``noise`` variance ``tau^2`` (``Surrogate.noise_variance()``), each EI
     is multiplied by ``1 - tau / sqrt(s^2 + tau^2)``, ``s^2`` the posterior variance: the
-    augmented EI of Huang, Allen, Notz & Zeng (2006), with the plug-in incumbent,, which
+    augmented EI of Huang, Allen, Notz & Zeng (2006), with the plug-in incumbent, which
     discounts points whose value the noise hides more than the model's uncertainty. A GP's
     posterior variance does not depend on the fantasised values, so the factor is the same for
     every fantasy of a GP.
