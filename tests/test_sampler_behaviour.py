@@ -16,6 +16,7 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 
 from condsamplers import BOHAMIANNSampler, DNGOSampler
+from condsamplers.pipeline import log_regret
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -156,6 +157,8 @@ def test_reseed_rng_changes_the_stream(make_sampler) -> None:
         ({"n_candidates": 0}, "n_candidates"),
         ({"n_local_search": 1.5}, "n_local_search"),
         ({"n_restarts": -2}, "n_restarts"),
+        ({"objective_bound": float("nan")}, "objective_bound"),
+        ({"objective_bound": "1.0"}, "objective_bound"),
     ],
 )
 def test_bad_arguments_name_the_parameter(sampler_class, kwargs, name) -> None:
@@ -202,3 +205,41 @@ def test_new_branch_parameters_are_sampled_independently(make_sampler) -> None:
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
     values = np.array([t.value for t in study.trials])
     assert np.isfinite(values).all()
+
+
+@pytest.mark.parametrize("direction, bound", [("maximize", 1.0), ("minimize", -1.0)])
+def test_objective_bound_reached_exactly_in_either_direction(
+    make_sampler, direction, bound
+) -> None:
+    """A value at the bound (a perfect score) is floored, not log(0)."""
+    sign = 1.0 if direction == "maximize" else -1.0
+
+    def accuracy(trial: optuna.Trial) -> float:
+        value = 1.0 - min(_tree(trial), 1.0) if trial.number != 2 else 1.0
+        return sign * value
+
+    study = optuna.create_study(direction=direction, sampler=make_sampler(objective_bound=bound))
+    study.optimize(accuracy, n_trials=12)
+    assert study.sampler.objective_bound == bound
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert len({tuple(sorted(t.params.items())) for t in study.trials}) == 12
+
+
+def test_a_value_beyond_the_objective_bound_is_an_error_naming_the_trial(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler(n_startup_trials=2, objective_bound=0.0))
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=2)
+    study.enqueue_trial({"x": 0.5})
+    study.optimize(lambda t: t.suggest_float("x", 0, 1) - 1.0, n_trials=1)
+    with pytest.raises(ValueError, match=r"objective_bound=0.0, but trial 2 has the value -0.5"):
+        study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)
+
+
+def test_log_regret_keeps_the_order_and_floors_a_zero_gap() -> None:
+    y = np.array([0.5, 0.0, 0.1, 0.9])  # losses; 0.0 reaches the bound
+    z = log_regret(y, 0.0)
+    np.testing.assert_allclose(z[[0, 2, 3]], np.log([0.5, 0.1, 0.9]))
+    assert z[1] == pytest.approx(np.log(0.05))  # half the smallest positive gap
+    assert np.array_equal(np.argsort(z), np.argsort(y))
+    assert np.array_equal(log_regret(np.zeros(3), 0.0), np.zeros(3))
+    with pytest.raises(ValueError, match="below the bound"):
+        log_regret(np.array([0.2, -0.1]), 0.0)

@@ -414,3 +414,59 @@ def test_space_formats_translate_to_ranges_and_choices() -> None:
     assert dims["tol"] == FloatDistribution(1e-5, 1e-3, log=True)
     assert dims["intercept_scaling"] == IntDistribution(1, 4)
     assert dims["l1_ratio"] == IntDistribution(0, 1)
+
+
+# -- the default sampler models the log of the gap to the score's best value ---------------
+class _OwnScoreClassifier(ClassifierMixin, BaseEstimator):
+    """A classifier from outside scikit-learn whose ``score`` is not the accuracy."""
+
+    def fit(self, X, y):
+        self.classes_ = np.unique(y)
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.classes_[0])
+
+    def score(self, X, y, sample_weight=None):
+        return 2.0
+
+
+@pytest.mark.parametrize(
+    "scoring, refit, estimator, bound",
+    [
+        (None, True, PIPE, 1.0),  # every choice of the last step is a scikit-learn classifier
+        (None, True, Ridge(), 1.0),  # R^2
+        (None, True, _OwnScoreClassifier(), None),
+        ("accuracy", True, PIPE, 1.0),
+        ("neg_mean_squared_error", True, Ridge(), 0.0),
+        ("mutual_info_score", True, PIPE, None),
+        (["neg_log_loss", "accuracy"], "accuracy", PIPE, 1.0),
+        (["neg_log_loss", "accuracy"], False, PIPE, 0.0),  # the first metric is maximised
+        ({"acc": "accuracy", "own": lambda est, X, y: 3.0}, "own", PIPE, None),
+        (lambda est, X, y: 0.5, True, PIPE, None),
+    ],
+)
+def test_default_sampler_knows_the_best_value_of_the_score(scoring, refit, estimator, bound):
+    space = SPACE if estimator is PIPE else {}
+    search = CondBayesSearchCV(estimator, space, scoring=scoring, refit=refit, random_state=0)
+    assert search._make_sampler()[0].objective_bound == bound
+
+
+def test_a_last_step_choice_with_its_own_score_turns_the_bound_off() -> None:
+    space = [*SPACE, {"clf": [_OwnScoreClassifier()]}]
+    search = CondBayesSearchCV(PIPE, space, random_state=0)
+    assert search._make_sampler()[0].objective_bound is None
+    assert (
+        CondBayesSearchCV(PIPE, SPACE, error_score=2.0)._make_sampler()[0].objective_bound is None
+    )
+    given = fast_sampler(objective_bound=None)
+    assert CondBayesSearchCV(PIPE, SPACE, sampler=given)._make_sampler()[0].objective_bound is None
+
+
+def test_perfect_scores_do_not_break_the_default_sampler() -> None:
+    X, y = data(n=40)
+    X[:, 0] += 4.0 * (2 * y - 1)  # separable with a wide margin: many configurations score 1
+    search = CondBayesSearchCV(PIPE, SPACE, n_iter=14, cv=2, random_state=0)
+    search.fit(X, y)  # 10 random startup trials, then 4 proposals of the tree GP
+    scores = search.cv_results_["mean_test_score"]
+    assert (scores[:10] == 1.0).any() and len(scores) == 14 and np.isfinite(scores).all()

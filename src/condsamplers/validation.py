@@ -27,3 +27,11 @@ def check_positive(name: str, value: object, owner: str = "", allow_zero: bool =
         bound = "non-negative" if allow_zero else "positive"
         raise ValueError(f"{_prefix(owner)}{name}={value!r} must be a {bound} number.")
     return float(value)
+
+
+def check_finite(name: str, value: object, owner: str = "") -> float:
+    """``value`` as a finite float (ValueError naming the parameter otherwise)."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(float(value)):
+        raise ValueError(f"{_prefix(owner)}{name}={value!r} must be a finite number.")
+    return float(value)

@@ -37,7 +37,7 @@ from condsamplers.acquisition import DEFAULT_N_FANTASIES
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
-from condsamplers.pipeline import Observations, propose
+from condsamplers.pipeline import Observations, log_regret, propose
 from condsamplers.samplers.proposals import (
     Configuration,
     claims_of,
@@ -48,7 +48,7 @@ from condsamplers.samplers.proposals import (
     withdraw_proposal,
 )
 from condsamplers.space import ConditionalSpace, infer_space
-from condsamplers.validation import check_int
+from condsamplers.validation import check_finite, check_int
 
 _logger = optuna.logging.get_logger(__name__)
 
@@ -102,6 +102,12 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             ``trial.set_constraint(name, value)`` need no argument. Either way, each constraint
             gets a surrogate of the sampler's own kind and EI is weighted by the probability
             of feasibility (DNGO sec. 3.2; docs/constraints.md).
+        objective_bound: a value of the objective that no trial can beat, when one is known:
+            ``1.0`` for an accuracy (or AUC, F1, R^2) maximised, ``0.0`` for a loss or an error
+            minimised. The model then fits the log of each value's gap to it (the log error,
+            :func:`condsamplers.pipeline.log_regret`), on which the good configurations are
+            told apart as clearly as the bad ones. ``None`` (default): the values as they are.
+            A trial whose value beats the bound is an error.
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
@@ -119,6 +125,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         n_restarts: int = 2,
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        objective_bound: float | None = None,
     ) -> None:
         check_int("n_startup_trials", n_startup_trials, minimum=0)
         check_int("n_candidates", n_candidates, minimum=1)
@@ -131,6 +138,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 f"got {constraints_func!r}."
             )
         self._constraints_func = constraints_func
+        self._objective_bound = (
+            None if objective_bound is None else check_finite("objective_bound", objective_bound)
+        )
         self._seed = seed
         self._rng = np.random.default_rng(seed)
         self._n_startup_trials = n_startup_trials
@@ -145,6 +155,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         self._lock = threading.RLock()
         self._space_cache: tuple[tuple[int, ...], ConditionalSpace] | None = None
         self._warm_start: Any = None
+
+    @property
+    def objective_bound(self) -> float | None:
+        """The bound of the objective given at construction (``None``: none)."""
+        return self._objective_bound
 
     # -- copies and pickles ---------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -336,6 +351,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 logging.WARNING, trial, "no COMPLETE trial has a finite objective value"
             )
             return None
+        if self._objective_bound is not None:
+            y = self._log_regret(y, study.direction, [complete[i] for i in kept])
         pending = [
             encoded
             for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
@@ -350,6 +367,27 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
             constraints=_constraint_values([complete[i] for i in kept]),
         )
+
+    def _log_regret(
+        self, y: np.ndarray, direction: StudyDirection, trials: list[FrozenTrial]
+    ) -> np.ndarray:
+        """``y`` (minimisation values of ``trials``) as the log of their gap to
+        ``objective_bound``; a trial beyond the bound is an error that names it."""
+        bound = self._objective_bound
+        assert bound is not None
+        minimise = direction == StudyDirection.MINIMIZE
+        target = bound if minimise else -bound
+        beyond = np.flatnonzero(y < target)
+        if len(beyond):
+            first = trials[int(beyond[0])]
+            raise ValueError(
+                f"{type(self).__name__}: objective_bound={bound!r}, but trial {first.number} "
+                f"has the value {first.value!r}, {'below' if minimise else 'above'} it "
+                f"({len(beyond)} trial(s) in all). objective_bound must be a value that no "
+                "trial can beat (1.0 for an accuracy maximised, 0.0 for a loss minimised); "
+                "pass None if there is none."
+            )
+        return log_regret(y, target)
 
     def _first_new(
         self,

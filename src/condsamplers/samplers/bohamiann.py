@@ -39,7 +39,7 @@ class BOHAMIANNSampler(ConditionalSampler):
         step_size: the SGHMC step size ``eps``.
         device: ``"cpu"`` or ``"cuda"`` for the network.
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search,
-        n_fantasies, constraints_func: see
+        n_fantasies, constraints_func, objective_bound: see
             :class:`condsamplers.samplers.base.ConditionalSampler`. (No ``n_restarts``: the
             model has no hyperparameter search to restart.)
     """
@@ -61,6 +61,7 @@ class BOHAMIANNSampler(ConditionalSampler):
         n_local_search: int = 5,
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        objective_bound: float | None = None,
     ) -> None:
         super().__init__(
             seed=seed,
@@ -71,6 +72,7 @@ class BOHAMIANNSampler(ConditionalSampler):
             n_restarts=0,
             n_fantasies=n_fantasies,
             constraints_func=constraints_func,
+            objective_bound=objective_bound,
         )
         self._model_options: dict[str, Any] = dict(
             hidden_sizes=hidden_sizes,

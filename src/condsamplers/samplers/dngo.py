@@ -40,7 +40,7 @@ class DNGOSampler(ConditionalSampler):
             search box: far from the data, predictions revert towards high values.
         device: ``"cpu"`` or ``"cuda"`` for the network.
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
-        n_fantasies, constraints_func: see
+        n_fantasies, constraints_func, objective_bound: see
             :class:`condsamplers.samplers.base.ConditionalSampler`; ``n_restarts`` are the
             random restarts of the hyperparameter fit.
     """
@@ -63,6 +63,7 @@ class DNGOSampler(ConditionalSampler):
         n_restarts: int = 2,
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        objective_bound: float | None = None,
     ) -> None:
         super().__init__(
             seed=seed,
@@ -73,6 +74,7 @@ class DNGOSampler(ConditionalSampler):
             n_restarts=n_restarts,
             n_fantasies=n_fantasies,
             constraints_func=constraints_func,
+            objective_bound=objective_bound,
         )
         self._model_options: dict[str, Any] = dict(
             hidden_sizes=hidden_sizes,

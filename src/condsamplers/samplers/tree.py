@@ -40,7 +40,8 @@ class TreeGPSampler(ConditionalSampler):
             features of the shared parameters, so what one path teaches the others about them
             is non-linear).
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
-        n_fantasies, constraints_func: see :class:`condsamplers.samplers.base.ConditionalSampler`.
+        n_fantasies, constraints_func, objective_bound: see
+            :class:`condsamplers.samplers.base.ConditionalSampler`.
     """
 
     def __init__(
@@ -58,6 +59,7 @@ class TreeGPSampler(ConditionalSampler):
         n_restarts: int = 2,
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
+        objective_bound: float | None = None,
     ) -> None:
         if acquisition not in ACQUISITIONS:
             raise ValueError(f"acquisition must be one of {ACQUISITIONS}; got {acquisition!r}.")
@@ -79,6 +81,7 @@ class TreeGPSampler(ConditionalSampler):
             n_restarts=n_restarts,
             n_fantasies=n_fantasies,
             constraints_func=constraints_func,
+            objective_bound=objective_bound,
         )
         self._independent = bool(independent)
         self._leaf_inputs = leaf_inputs

@@ -49,6 +49,7 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
 from condsamplers.samplers.tree import TreeGPSampler
+from condsamplers.sklearn.score_bounds import objective_score_bound
 
 __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 
@@ -657,8 +658,22 @@ class CondBayesSearchCV(BaseSearchCV):
         else:
             seed = int(check_random_state(random_state).randint(2**31 - 1))
         if self.sampler is None:
-            return TreeGPSampler(seed=seed, acquisition=DEFAULT_ACQUISITION), seed
+            sampler = TreeGPSampler(
+                seed=seed, acquisition=DEFAULT_ACQUISITION, objective_bound=self._score_bound()
+            )
+            return sampler, seed
         return copy.deepcopy(self.sampler), seed
+
+    def _score_bound(self) -> float | None:
+        """The best value the maximised score can reach, if known (and not beaten by a
+        numerical ``error_score``): the default sampler models the log of the gap to it."""
+        spaces = self.search_spaces
+        branches = [spaces] if isinstance(spaces, Mapping) else list(spaces)
+        bound = objective_score_bound(self.scoring, self.refit, self.estimator, branches)
+        error_score = self.error_score
+        if bound is not None and isinstance(error_score, numbers.Real) and error_score > bound:
+            return None
+        return bound
 
     def _run_search(self, evaluate_candidates: Callable, *, callback_ctx: Any = None) -> None:
         space: _SearchSpace = self._search_space
