@@ -80,7 +80,9 @@ def run_one(method: str, seed: int, n_iter: int, cv: int) -> dict:
     if method == "CondBayesSearchCV":
         search = CondBayesSearchCV(pipe, space, **kwargs)
     elif method == "CondBayesSearchCV[two_step]":
-        sampler = TreeGPSampler(seed=seed, acquisition="two_step", objective_bound=1.0)
+        sampler = TreeGPSampler(
+            seed=seed, acquisition="two_step", signal_variance="leaf", objective_bound=1.0
+        )
         search = CondBayesSearchCV(pipe, space, sampler=sampler, **kwargs)
     else:
         search = RandomizedSearchCV(pipe, space, **kwargs)

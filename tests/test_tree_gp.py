@@ -49,10 +49,17 @@ def _data(seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return X, active, y + 0.05 * rng.standard_normal(len(y))
 
 
+def _signal_variance(model: TreeGP, leaf: int) -> float:
+    """``s`` (shared) or ``s_p`` (per leaf; 1 for a pattern that is no known leaf)."""
+    log_amplitude = model.params_["log_amplitude"].numpy()
+    if model.signal_variance == "shared":
+        return math.exp(log_amplitude[0])
+    return 1.0 if leaf < 0 else math.exp(log_amplitude[leaf])
+
+
 def _leaf_kernel(model: TreeGP, Xa, la, Xb, lb) -> np.ndarray:
     """Block-diagonal part: s * matern52 over the leaf's columns, 0 across leaves."""
     omega = np.exp(model.params_["log_omega"].numpy())
-    s = math.exp(float(model.params_["log_amplitude"][0]))
     K = np.zeros((len(Xa), len(Xb)))
     for i in range(len(Xa)):
         for k in range(len(Xb)):
@@ -65,6 +72,7 @@ def _leaf_kernel(model: TreeGP, Xa, la, Xb, lb) -> np.ndarray:
                 else:
                     r2 += (omega[j] * (Xa[i, j] - Xb[k, j])) ** 2
             r = math.sqrt(r2)
+            s = _signal_variance(model, la[i])
             K[i, k] = s * (1 + math.sqrt(5) * r + 5 / 3 * r2) * math.exp(-math.sqrt(5) * r)
     return K
 
@@ -91,8 +99,8 @@ def _joint_gp(model: TreeGP, X, active, X_test, active_test):
         - 0.5 * len(z) * math.log(2 * math.pi)
     )
     k_star = Zt @ S @ Z.T + _leaf_kernel(model, X_test, leaf_t, X, leaf)
-    prior_var = np.einsum("ij,jk,ik->i", Zt, S, Zt) + math.exp(
-        float(model.params_["log_amplitude"][0])
+    prior_var = np.einsum("ij,jk,ik->i", Zt, S, Zt) + np.array(
+        [_signal_variance(model, p) for p in leaf_t]
     )
     mean = bt + k_star @ np.linalg.solve(K, resid)
     var = prior_var - np.einsum("ij,ji->i", k_star, np.linalg.solve(K, k_star.T))
@@ -101,8 +109,22 @@ def _joint_gp(model: TreeGP, X, active, X_test, active_test):
 
 @pytest.mark.parametrize(
     "options",
-    [{}, {"leaf_inputs": "leaf"}, {"independent": True}, {"inner_basis": "linear"}],
-    ids=["tree-path-inputs", "tree-leaf-inputs", "independent", "linear-inner-basis"],
+    [
+        {},
+        {"leaf_inputs": "leaf"},
+        {"independent": True},
+        {"inner_basis": "linear"},
+        {"signal_variance": "leaf"},
+        {"signal_variance": "shared"},
+    ],
+    ids=[
+        "tree-path-inputs",
+        "tree-leaf-inputs",
+        "independent",
+        "linear-inner-basis",
+        "signal-variance-per-leaf",
+        "signal-variance-shared",
+    ],
 )
 def test_tree_gp_equals_the_joint_gp_with_the_induced_kernel(options: dict) -> None:
     X, active, y = _data()

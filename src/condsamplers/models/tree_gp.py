@@ -27,8 +27,9 @@ columns is active (the root: always), so the model also scores active patterns i
 path ``p``, so shared parameters act non-linearly within a leaf and linearly (through ``c``)
 across leaves; ``"leaf"``: only the columns that live at ``p`` alone, as in the paper's
 experiments (shared parameters then act linearly only). Length scales are per column and
-shared by the leaves where the column appears; the signal variance ``s`` and the noise are
-shared; the offsets ``b_p`` are per leaf.
+shared by the leaves where the column appears; the signal variance is per leaf, ``s_p``
+(``signal_variance="leaf"``: the paper's ``K_p`` of eq. 1), or one ``s`` for all leaves
+(``"shared"``); the noise is shared; the offsets ``b_p`` are per leaf.
 
 **Inference** (sec. 2.2-2.3), on standardised ``y``, with ``M_p = K_p + sigma^2 I``,
 ``r_p = y_p - b_p`` and ``Z_p`` the feature rows of leaf ``p``::
@@ -87,6 +88,7 @@ from condsamplers.space import FeatureSpec
 _logger = logging.getLogger(__name__)
 
 LEAF_INPUTS = ("path", "leaf")
+SIGNAL_VARIANCES = ("leaf", "shared")
 INNER_BASES = ("linear", "fourier")
 #: Random Fourier features per inner node with ``inner_basis="fourier"`` (sec. 4.3).
 N_FOURIER = 16
@@ -308,6 +310,8 @@ class TreeGP(Surrogate):
         leaf_inputs: ``"path"`` (leaf GP over every column active on the path) or ``"leaf"``
             (only the columns of that leaf alone, the paper's setting).
         independent: ``c = 0``, independent GPs per leaf (the paper's baseline).
+        signal_variance: ``"leaf"`` (a signal variance ``s_p`` per leaf GP, eq. 1's ``K_p``;
+            a leaf without data keeps its prior's mode, 1) or ``"shared"`` (one for all).
         inner_basis: ``"linear"`` (sec. 2.4: intercept and shared values) or ``"fourier"``
             (also ``N_FOURIER`` random Fourier features of each node's numerical shared
             columns, sec. 4.3: shared parameters then act non-linearly across leaves too).
@@ -332,9 +336,15 @@ class TreeGP(Surrogate):
         max_iter: int = 200,
         min_noise: float = MIN_NOISE,
         inner_basis: str = "fourier",
+        signal_variance: str = "shared",
     ) -> None:
         if leaf_inputs not in LEAF_INPUTS:
             raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
+        if signal_variance not in SIGNAL_VARIANCES:
+            raise ValueError(
+                f"signal_variance must be one of {SIGNAL_VARIANCES}; got {signal_variance!r}."
+            )
+        self.signal_variance = signal_variance
         if inner_basis not in INNER_BASES:
             raise ValueError(f"inner_basis must be one of {INNER_BASES}; got {inner_basis!r}.")
         self.inner_basis = inner_basis
@@ -389,6 +399,20 @@ class TreeGP(Surrogate):
         return len(self.structure_.leaves)
 
     @property
+    def _n_amplitudes(self) -> int:
+        return self.n_leaves if self.signal_variance == "leaf" else 1
+
+    def _amplitudes(self, params: Params, leaf: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """Signal variance ``s_p`` of each leaf in ``leaf`` (``-1``, a pattern that is no known
+        leaf: 1, what a leaf without data gets from its prior)."""
+        log_amplitude = params["log_amplitude"]
+        if self.signal_variance == "shared":
+            return torch.exp(log_amplitude[0]).expand(len(leaf))
+        padded = torch.cat([torch.exp(log_amplitude), torch.ones(1, dtype=torch.float64)])
+        index = torch.as_tensor(np.asarray(leaf))
+        return padded[torch.where(index < 0, len(padded) - 1, index)]
+
+    @property
     def _basis(self) -> str:
         return "linear" if self.independent else self.inner_basis
 
@@ -426,7 +450,7 @@ class TreeGP(Surrogate):
             offsets[p] = self.z_[rows].mean()
         params = {
             "log_omega": torch.zeros(d, dtype=torch.float64),
-            "log_amplitude": torch.zeros(1, dtype=torch.float64),
+            "log_amplitude": torch.zeros(self._n_amplitudes, dtype=torch.float64),
             "log_noise": torch.tensor([math.log(1e-2)], dtype=torch.float64),
             "offsets": offsets,
         }
@@ -477,10 +501,11 @@ class TreeGP(Surrogate):
             for k, v in default.items()
         }
         old_leaf = {leaf: p for p, leaf in enumerate(state["leaves"])}
+        per_leaf = ["offsets"] + (["log_amplitude"] if self.signal_variance == "leaf" else [])
         for p, leaf in enumerate(self.structure_.leaves):
-            params["offsets"][p] = (
-                old["offsets"][old_leaf[leaf]] if leaf in old_leaf else default["offsets"][p]
-            )
+            for key in per_leaf:
+                matched = leaf in old_leaf and len(old[key]) == len(state["leaves"])
+                params[key][p] = old[key][old_leaf[leaf]] if matched else default[key][p]
         if not self.independent and "log_variance_c" in old:
             old_group = {key: g for g, key in enumerate(state["group_keys"])}
             params["log_variance_c"] = torch.stack(
@@ -506,11 +531,11 @@ class TreeGP(Surrogate):
         return params
 
     def _log_posterior(self, params: Params) -> torch.Tensor:
-        amplitude = torch.exp(params["log_amplitude"])[0]
+        amplitude = torch.exp(params["log_amplitude"])
         noise = torch.exp(params["log_noise"])[0] + self.min_noise
         log_prior = (
             log_omega_prior(params["log_omega"])
-            + gamma_log_prior(amplitude, 2.0, 1.0)
+            + gamma_log_prior(amplitude, 2.0, 1.0).sum()
             + gamma_log_prior(noise, 1.1, 30.0)
             - 0.5 * (params["offsets"] ** 2).sum()
         )
@@ -533,7 +558,7 @@ class TreeGP(Surrogate):
         """``K_p`` between two sets of rows of leaf ``p`` (``s * matern52`` on its columns)."""
         mask = self._leaf_embedding_mask(p)
         sq = squared_distances(emb_a * mask, emb_b * mask)
-        return torch.exp(params["log_amplitude"])[0] * matern52(sq)
+        return self._amplitudes(params, np.array([p]))[0] * matern52(sq)
 
     def _leaf_embedding_mask(self, p: int) -> torch.Tensor:
         """Which embedding coordinates belong to leaf ``p``'s input columns."""
@@ -578,7 +603,6 @@ class TreeGP(Surrogate):
         Leaves are batched by size; padding rows carry an identity block (log-determinant 0,
         no residual, no features), so each leaf's factor is the top-left block of its batch's.
         """
-        amplitude = torch.exp(params["log_amplitude"])[0]
         noise = torch.exp(params["log_noise"])[0] + self.min_noise
         emb = self._embedding(self.X_, self.active_, params)
         quad = torch.zeros((), dtype=torch.float64)
@@ -594,6 +618,7 @@ class TreeGP(Surrogate):
             sq = (sq[:, :, None] + sq[:, None, :] - 2.0 * E @ E.transpose(1, 2)).clamp_min(0.0)
             both = bucket.valid[:, :, None] * bucket.valid[:, None, :]
             eye = torch.eye(E.shape[1], dtype=torch.float64)
+            amplitude = self._amplitudes(params, bucket.leaves)[:, None, None]
             K = (
                 amplitude * matern52(sq) * both
                 + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
@@ -676,7 +701,7 @@ class TreeGP(Surrogate):
         Z = self.inner_features(X, active)
         emb = self._embedding(X, active, self.params_)
         n = X.shape[0]
-        amplitude = torch.exp(self.params_["log_amplitude"])[0]
+        amplitude = self._amplitudes(self.params_, leaf)
         k_alpha = torch.zeros(n, dtype=torch.float64)
         explained = torch.zeros(n, dtype=torch.float64)
         k_W = torch.zeros_like(Z)
@@ -723,6 +748,7 @@ class TreeGP(Surrogate):
             self.max_iter,
             self.min_noise,
             self.inner_basis,
+            self.signal_variance,
         )
         other.y_mean_, other.y_std_ = self.y_mean_, self.y_std_
         other.features_ = self.features_
@@ -735,6 +761,10 @@ class TreeGP(Surrogate):
         offsets = torch.zeros(other.n_leaves, dtype=torch.float64)
         offsets[: self.n_leaves] = self.params_["offsets"]
         other.params_ = {**self.params_, "offsets": offsets}
+        if self.signal_variance == "leaf":  # a new leaf (a pending pattern): no data, prior 1
+            log_amplitude = torch.zeros(other.n_leaves, dtype=torch.float64)
+            log_amplitude[: self.n_leaves] = self.params_["log_amplitude"]
+            other.params_["log_amplitude"] = log_amplitude
         z_new = (torch.as_tensor(y, dtype=torch.float64) - self.y_mean_) / self.y_std_
         X_all = np.concatenate([self.X_.numpy(), np.asarray(X, dtype=float)])
         active_all = np.concatenate([self.active_.numpy(), active])

@@ -11,7 +11,7 @@ from optuna.trial import FrozenTrial
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES
 from condsamplers.models.base import Surrogate
-from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
+from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, SIGNAL_VARIANCES, TreeGP
 from condsamplers.samplers.base import ConditionalSampler
 
 ACQUISITIONS = ("two_step", "joint")
@@ -39,6 +39,8 @@ class TreeGPSampler(ConditionalSampler):
         inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (sec. 4.3: random Fourier
             features of the shared parameters, so what one path teaches the others about them
             is non-linear).
+        signal_variance: ``"leaf"`` (each path's GP has its own signal variance, the ``K_p``
+            of eq. 1) or ``"shared"`` (one for all paths).
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
         n_fantasies, constraints_func, objective_bound: see
             :class:`condsamplers.samplers.base.ConditionalSampler`.
@@ -51,6 +53,7 @@ class TreeGPSampler(ConditionalSampler):
         independent: bool = False,
         leaf_inputs: str = "path",
         inner_basis: str = "fourier",
+        signal_variance: str = "shared",
         seed: int | None = None,
         n_startup_trials: int = 10,
         independent_sampler: BaseSampler | None = None,
@@ -67,6 +70,10 @@ class TreeGPSampler(ConditionalSampler):
             raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
         if inner_basis not in INNER_BASES:
             raise ValueError(f"inner_basis must be one of {INNER_BASES}; got {inner_basis!r}.")
+        if signal_variance not in SIGNAL_VARIANCES:
+            raise ValueError(
+                f"signal_variance must be one of {SIGNAL_VARIANCES}; got {signal_variance!r}."
+            )
         if independent and acquisition == "two_step":
             raise ValueError(
                 "independent=True has no path EI (the inner-node weights c are 0); "
@@ -86,12 +93,14 @@ class TreeGPSampler(ConditionalSampler):
         self._independent = bool(independent)
         self._leaf_inputs = leaf_inputs
         self._inner_basis = inner_basis
+        self._signal_variance = signal_variance
         self._settings = dataclasses.replace(self._settings, two_step=acquisition == "two_step")
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
         return TreeGP(
             leaf_inputs=self._leaf_inputs,
             inner_basis=self._inner_basis,
+            signal_variance=self._signal_variance,
             independent=self._independent,
             n_restarts=self._n_restarts,
             seed=seed,

@@ -59,6 +59,9 @@ BRANCH_PARAM = "__branch__"
 #: Acquisition of the default ``TreeGPSampler``: model selection needs branches valued by
 #: their best configuration, not their mean level (docs/search_cv.md sec. 8).
 DEFAULT_ACQUISITION = "joint"
+#: Signal variance of the default ``TreeGPSampler``: one per branch, since the classifiers of a
+#: model selection differ in how much their scores vary (docs/search_cv.md sec. 8).
+DEFAULT_SIGNAL_VARIANCE = "leaf"
 #: The priors of a ``(low, high, prior)`` range tuple.
 PRIORS = ("uniform", "log-uniform")
 #: How often a trial that repeats an evaluated configuration is asked again before the search
@@ -659,7 +662,10 @@ class CondBayesSearchCV(BaseSearchCV):
             seed = int(check_random_state(random_state).randint(2**31 - 1))
         if self.sampler is None:
             sampler = TreeGPSampler(
-                seed=seed, acquisition=DEFAULT_ACQUISITION, objective_bound=self._score_bound()
+                seed=seed,
+                acquisition=DEFAULT_ACQUISITION,
+                signal_variance=DEFAULT_SIGNAL_VARIANCE,
+                objective_bound=self._score_bound(),
             )
             return sampler, seed
         return copy.deepcopy(self.sampler), seed
