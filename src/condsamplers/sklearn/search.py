@@ -545,10 +545,12 @@ class CondBayesSearchCV(BaseSearchCV):
             at the size of a finite space.
         sampler: an Optuna sampler (a condsamplers sampler or Optuna's own); it is deep-copied
             at each ``fit``, so fits are repeatable. ``None``:
-            ``TreeGPSampler(seed=..., acquisition="joint")`` seeded from ``random_state``
-            (joint EI: each branch is valued by what its best configuration may reach, not by
-            its mean level as the two-step EI does, which stays in a branch that is good on
-            average; docs/search_cv.md sec. 8).
+            ``TreeGPSampler(seed=..., acquisition="joint", signal_variance="leaf",
+            objective_bound=b)`` seeded from ``random_state`` (joint EI: each branch is valued
+            by what its best configuration may reach, not by its mean level as the two-step EI
+            does; a signal variance per branch; ``b`` the best value of the maximised score
+            when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss, so that the model
+            fits the log error; docs/search_cv.md sec. 8).
         scoring, cv, refit, n_jobs, verbose, pre_dispatch, error_score, return_train_score:
             as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric for
             multi-metric scoring with ``refit="name"``, the single score otherwise, and the
