@@ -39,8 +39,9 @@ class TreeGPSampler(ConditionalSampler):
         inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (sec. 4.3: random Fourier
             features of the shared parameters, so what one path teaches the others about them
             is non-linear).
-        signal_variance: ``"leaf"`` (each path's GP has its own signal variance, the ``K_p``
-            of eq. 1) or ``"shared"`` (one for all paths).
+        signal_variance: ``"shared"`` (default: one signal variance for all paths) or
+            ``"leaf"`` (each path's GP has its own, the ``K_p`` of eq. 1; the default of
+            ``CondBayesSearchCV``, docs/search_cv.md sec. 8).
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
         n_fantasies, constraints_func, objective_bound: see
             :class:`condsamplers.samplers.base.ConditionalSampler`.
