@@ -420,6 +420,9 @@ def test_space_formats_translate_to_ranges_and_choices() -> None:
 class _OwnScoreClassifier(ClassifierMixin, BaseEstimator):
     """A classifier from outside scikit-learn whose ``score`` is not the accuracy."""
 
+    def __init__(self, prior: str = "first") -> None:
+        self.prior = prior
+
     def fit(self, X, y):
         self.classes_ = np.unique(y)
         return self
@@ -431,36 +434,51 @@ class _OwnScoreClassifier(ClassifierMixin, BaseEstimator):
         return 2.0
 
 
+LOGREG_SPACE = {"C": loguniform(1e-2, 1e2)}
+
+
+def _fitted_bound(estimator, space, **kwargs) -> float | None:
+    """The ``objective_bound`` of the sampler that a one-candidate search built."""
+    X, y = data()
+    search = CondBayesSearchCV(estimator, space, n_iter=1, cv=2, random_state=0, **kwargs)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # a constant or failed score
+        search.fit(X, y.astype(float) if isinstance(estimator, Ridge) else y)
+    return search.study_.sampler.objective_bound
+
+
 @pytest.mark.parametrize(
-    "scoring, refit, estimator, bound",
+    "scoring, refit, estimator, space, bound",
     [
-        (None, True, PIPE, 1.0),  # every choice of the last step is a scikit-learn classifier
-        (None, True, Ridge(), 1.0),  # R^2
-        (None, True, _OwnScoreClassifier(), None),
-        ("accuracy", True, PIPE, 1.0),
-        ("neg_mean_squared_error", True, Ridge(), 0.0),
-        ("mutual_info_score", True, PIPE, None),
-        (["neg_log_loss", "accuracy"], "accuracy", PIPE, 1.0),
-        (["neg_log_loss", "accuracy"], False, PIPE, 0.0),  # the first metric is maximised
-        ({"acc": "accuracy", "own": lambda est, X, y: 3.0}, "own", PIPE, None),
-        (lambda est, X, y: 0.5, True, PIPE, None),
+        (None, True, PIPE, SPACE, 1.0),  # every last-step choice is a scikit-learn classifier
+        (None, True, Ridge(), {"alpha": [1.0]}, 1.0),  # R^2
+        (None, True, _OwnScoreClassifier(), {"prior": ["first"]}, None),
+        ("accuracy", True, LogisticRegression(), LOGREG_SPACE, 1.0),
+        ("neg_mean_squared_error", True, Ridge(), {"alpha": [1.0]}, 0.0),
+        ("mutual_info_score", True, LogisticRegression(), LOGREG_SPACE, None),
+        (["neg_log_loss", "accuracy"], "accuracy", LogisticRegression(), LOGREG_SPACE, 1.0),
+        (["neg_log_loss", "accuracy"], False, LogisticRegression(), LOGREG_SPACE, 0.0),
+        (
+            {"acc": "accuracy", "own": lambda est, X, y: 3.0},
+            "own",
+            LogisticRegression(),
+            LOGREG_SPACE,
+            None,
+        ),
+        (lambda est, X, y: 0.5, True, LogisticRegression(), LOGREG_SPACE, None),
     ],
 )
-def test_default_sampler_knows_the_best_value_of_the_score(scoring, refit, estimator, bound):
-    space = SPACE if estimator is PIPE else {}
-    search = CondBayesSearchCV(estimator, space, scoring=scoring, refit=refit, random_state=0)
-    assert search._make_sampler()[0].objective_bound == bound
+def test_default_sampler_knows_the_best_value_of_the_score(
+    scoring, refit, estimator, space, bound
+) -> None:
+    assert _fitted_bound(estimator, space, scoring=scoring, refit=refit) == bound
 
 
 def test_a_last_step_choice_with_its_own_score_turns_the_bound_off() -> None:
-    space = [*SPACE, {"clf": [_OwnScoreClassifier()]}]
-    search = CondBayesSearchCV(PIPE, space, random_state=0)
-    assert search._make_sampler()[0].objective_bound is None
-    assert (
-        CondBayesSearchCV(PIPE, SPACE, error_score=2.0)._make_sampler()[0].objective_bound is None
-    )
-    given = fast_sampler(objective_bound=None)
-    assert CondBayesSearchCV(PIPE, SPACE, sampler=given)._make_sampler()[0].objective_bound is None
+    own = [*SPACE, {"clf": [_OwnScoreClassifier()]}]
+    assert _fitted_bound(PIPE, own) is None
+    assert _fitted_bound(PIPE, SPACE, error_score=2.0) is None
+    assert _fitted_bound(PIPE, SPACE, sampler=fast_sampler()) is None  # a given sampler: as is
 
 
 def test_perfect_scores_do_not_break_the_default_sampler() -> None:

@@ -115,7 +115,6 @@ def _joint_gp(model: TreeGP, X, active, X_test, active_test):
         {"independent": True},
         {"inner_basis": "linear"},
         {"signal_variance": "leaf"},
-        {"signal_variance": "shared"},
     ],
     ids=[
         "tree-path-inputs",
@@ -123,7 +122,6 @@ def _joint_gp(model: TreeGP, X, active, X_test, active_test):
         "independent",
         "linear-inner-basis",
         "signal-variance-per-leaf",
-        "signal-variance-shared",
     ],
 )
 def test_tree_gp_equals_the_joint_gp_with_the_induced_kernel(options: dict) -> None:
