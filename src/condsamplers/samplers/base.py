@@ -43,6 +43,7 @@ from condsamplers.samplers.proposals import (
     claims_of,
     decode_configuration,
     encode_pending,
+    params_key,
     record_proposal,
     rival_trial,
     withdraw_proposal,
@@ -420,10 +421,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             claim for t in others if t.state == TrialState.RUNNING for claim in claims_of(t)
         ]
         repeat = None
-        seen: set[tuple[tuple[str, Any], ...]] = set()
+        seen: set[tuple] = set()
         for x, a in zip(X, active, strict=True):
             configuration = decode_configuration(space, x, a)
-            key = tuple(sorted(configuration.params.items()))
+            key = params_key(configuration.params)
             if key in seen:
                 continue
             seen.add(key)

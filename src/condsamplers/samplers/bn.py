@@ -16,9 +16,9 @@ class BNGPSampler(ExactGPSampler):
     are fitted by marginal likelihood under a parametrisation that keeps the kernel positive
     definite (Theorem 1, generalised to several nested parameters), with the paper's constant
     mean estimated by generalised least squares (eq. 1-3, ordinary kriging; docs/design.md
-    sec. 8). Proposals maximise log
-    expected improvement over every path of the tree (the paper's EI criterion), with Huang et
-    al.'s (2006) augmented-EI factor for the fitted noise (docs/design.md sec. 5). Usage::
+    sec. 8). Proposals maximise log expected improvement over every path of the tree (the
+    paper's EI criterion), with Huang et al.'s (2006) augmented-EI factor for the fitted noise
+    (docs/design.md sec. 5). Usage::
 
         study = optuna.create_study(sampler=BNGPSampler(seed=0))
 

@@ -11,6 +11,7 @@ one storage, open ask-and-tell trials) read it back: as a pending point of the a
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,11 @@ class Configuration:
         }
         distributions = {name: self.distributions[name] for name in kept}
         return dataclasses.replace(self, params=kept, distributions=distributions)
+
+
+def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    """A hashable key of a configuration (its parameters sorted by name)."""
+    return tuple(sorted(params.items()))
 
 
 def decode_configuration(

@@ -10,11 +10,10 @@ scikit-learn that overrides the accuracy or R^2 of scikit-learn's mixins) the bo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sklearn.base import ClassifierMixin, RegressorMixin
-from sklearn.pipeline import Pipeline
 
 #: Named scorers whose best value is 1 (a perfect prediction).
 _AT_MOST_ONE = frozenset(
@@ -78,12 +77,13 @@ def named_score_bound(name: str) -> float | None:
 
 
 def objective_score_bound(
-    scoring: Any, refit: Any, estimator: Any, search_spaces: Iterable[Mapping[str, Any]]
+    scoring: Any, refit: Any, final_estimators: Sequence[Any]
 ) -> float | None:
     """The best value of the score a search maximises (the ``refit`` metric of a multi-metric
-    ``scoring``, else its first metric; ``scoring=None``: the estimator's ``score``)."""
+    ``scoring``, else its first metric; ``scoring=None``: the ``score`` of the estimator that
+    ends the pipeline, one of ``final_estimators``)."""
     if scoring is None:
-        return _default_score_bound(estimator, search_spaces)
+        return _default_score_bound(final_estimators)
     if isinstance(scoring, str):
         return named_score_bound(scoring)
     if callable(scoring):
@@ -96,21 +96,11 @@ def objective_score_bound(
     return named_score_bound(entry) if isinstance(entry, str) else None
 
 
-def _default_score_bound(
-    estimator: Any, search_spaces: Iterable[Mapping[str, Any]]
-) -> float | None:
+def _default_score_bound(final_estimators: Sequence[Any]) -> float | None:
     """1 when every estimator that may end the pipeline scores with scikit-learn's own
     ``ClassifierMixin.score`` (accuracy) or ``RegressorMixin.score`` (R^2)."""
-    finals = [estimator]
-    if isinstance(estimator, Pipeline) and estimator.steps:
-        name, last = estimator.steps[-1]
-        finals = [last]
-        for branch in search_spaces:
-            choices = branch.get(name, ())
-            if not isinstance(choices, (str, bytes)) and isinstance(choices, Iterable):
-                finals.extend(choice for choice in choices if hasattr(choice, "fit"))
     for mixin in (ClassifierMixin, RegressorMixin):
-        if all(_scores_like(final, mixin) for final in finals):
+        if all(_scores_like(final, mixin) for final in final_estimators):
             return 1.0
     return None
 

@@ -45,9 +45,11 @@ from optuna.trial import FrozenTrial, Trial, TrialState
 from sklearn.base import clone
 from sklearn.model_selection import _search as _sklearn_search
 from sklearn.model_selection._search import BaseSearchCV
+from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval
 
+from condsamplers.samplers.proposals import params_key
 from condsamplers.samplers.tree import TreeGPSampler
 from condsamplers.sklearn.score_bounds import objective_score_bound
 
@@ -124,6 +126,15 @@ class _SearchSpace:
     """The translated search space: a define-by-run function and what the search needs."""
 
     branches: tuple[_Branch, ...]
+
+    def values_of(self, name: str) -> list[Any]:
+        """Every value (the user's objects) the scikit-learn parameter ``name`` may take."""
+        values = []
+        for branch in self.branches:
+            if name in branch.fixed:
+                values.append(branch.fixed[name])
+            values += [v for d in branch.dimensions if d.name == name for v in d.choices]
+        return values
 
     def suggest(self, trial: Trial) -> dict[str, Any]:
         """Suggest a whole configuration on ``trial``; returns the scikit-learn parameters."""
@@ -675,13 +686,21 @@ class CondBayesSearchCV(BaseSearchCV):
     def _score_bound(self) -> float | None:
         """The best value the maximised score can reach, if known (and not beaten by a
         numerical ``error_score``): the default sampler models the log of the gap to it."""
-        spaces = self.search_spaces
-        branches = [spaces] if isinstance(spaces, Mapping) else list(spaces)
-        bound = objective_score_bound(self.scoring, self.refit, self.estimator, branches)
+        bound = objective_score_bound(self.scoring, self.refit, self._final_estimators())
         error_score = self.error_score
         if bound is not None and isinstance(error_score, numbers.Real) and error_score > bound:
             return None
         return bound
+
+    def _final_estimators(self) -> list[Any]:
+        """The estimator, or for a pipeline every estimator its last step may be: the
+        pipeline's own and each one the search space chooses for that step."""
+        estimator = self.estimator
+        if not isinstance(estimator, Pipeline) or not estimator.steps:
+            return [estimator]
+        name, last = estimator.steps[-1]
+        chosen = self._search_space.values_of(name)
+        return [last, *(value for value in chosen if _is_estimator(value))]
 
     def _run_search(self, evaluate_candidates: Callable, *, callback_ctx: Any = None) -> None:
         space: _SearchSpace = self._search_space
@@ -790,7 +809,7 @@ class CondBayesSearchCV(BaseSearchCV):
         for _ in range(_MAX_DUPLICATE_ASKS):
             trial = study.ask()
             params = space.suggest(trial)
-            key = _config_key(trial.params)
+            key = params_key(trial.params)
             if key not in seen:
                 seen[key] = trial.number
                 return trial, params
@@ -808,7 +827,7 @@ class CondBayesSearchCV(BaseSearchCV):
             )
         trial = study.ask()
         params = space.suggest(trial)
-        seen.setdefault(_config_key(trial.params), trial.number)
+        seen.setdefault(params_key(trial.params), trial.number)
         return trial, params
 
     def _objective_metric(self, results: Mapping[str, Any]) -> str:
@@ -863,10 +882,6 @@ def _short(value: Any) -> str:
     return repr(value)
 
 
-def _config_key(params: Mapping[str, Any]) -> tuple:
-    return tuple(sorted(params.items()))
-
-
 def _unused_configuration(
     space: _SearchSpace, seen: Mapping[tuple, int], rng: np.random.Generator
 ) -> dict[str, Any] | None:
@@ -876,7 +891,7 @@ def _unused_configuration(
     unused = [
         c
         for c in itertools.islice(space.configurations(), _MAX_ENUMERATION)
-        if _config_key(c) not in seen
+        if params_key(c) not in seen
     ]
     return unused[int(rng.integers(len(unused)))] if unused else None
 
