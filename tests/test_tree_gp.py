@@ -216,6 +216,18 @@ def test_condition_on_keeps_hyperparameters_and_shrinks_variance() -> None:
     assert other.predict(X_new, active_new)[1][0] < 0.1 * var[0]
 
 
+def test_condition_on_a_new_leaf_gives_it_the_prior_signal_variance() -> None:
+    X, active, y = _data()
+    model = TreeGP(seed=0, max_iter=50, signal_variance="leaf")
+    model.fit(X[:11], active[:11], y[:11], FeatureSpec(N_CATEGORIES))  # leaves 0 and 1 only
+    X_new, active_new = _random_rows(np.random.default_rng(5), [2])
+    prior_var = model.predict(X_new, active_new)[1][0]
+    other = model.condition_on(X_new, active_new, np.array([0.5]))
+    assert other.n_leaves == 3 and float(other.params_["log_amplitude"][2]) == 0.0
+    np.testing.assert_allclose(other.params_["log_amplitude"][:2], model.params_["log_amplitude"])
+    assert other.predict(X_new, active_new)[1][0] < 0.1 * prior_var
+
+
 def test_tree_gp_handles_duplicates_a_single_point_and_a_constant_objective() -> None:
     X, active, _ = _data()
     X = np.vstack([X, X[:3]])
@@ -232,18 +244,24 @@ def test_tree_gp_rejects_bad_options_and_bad_targets() -> None:
         TreeGP(leaf_inputs="nodes")
     with pytest.raises(ValueError, match="inner_basis"):
         TreeGP(inner_basis="quadratic")
+    with pytest.raises(ValueError, match="signal_variance"):
+        TreeGP(signal_variance="node")
     X, active, y = _data()
     y[0] = np.nan
     with pytest.raises(ValueError, match="NaN or inf"):
         TreeGP().fit(X, active, y, FEATURES)
 
 
-def test_warm_start_carries_over_when_a_new_leaf_and_new_inner_nodes_appear() -> None:
+@pytest.mark.parametrize("signal_variance", ["shared", "leaf"])
+def test_warm_start_carries_over_when_a_new_leaf_and_new_inner_nodes_appear(
+    signal_variance: str,
+) -> None:
     X, active, y = _data()
-    first = TreeGP(seed=0, max_iter=50).fit(X[:11], active[:11], y[:11], FeatureSpec(N_CATEGORIES))
+    options = dict(seed=0, max_iter=50, signal_variance=signal_variance)
+    first = TreeGP(**options).fit(X[:11], active[:11], y[:11], FeatureSpec(N_CATEGORIES))
     assert len(first.structure_.leaves) == 2
     state = first.warm_start_state()
-    second = TreeGP(seed=0, max_iter=50, warm_start=state).fit(X, active, y, FEATURES)
+    second = TreeGP(**options, warm_start=state).fit(X, active, y, FEATURES)
     assert len(second.structure_.leaves) == 4
     log_ml, mean, var = _joint_gp(second, X, active, X[:3], active[:3])
     assert second.log_marginal_likelihood_ == pytest.approx(log_ml, abs=1e-8, rel=1e-8)

@@ -74,6 +74,7 @@ def test_every_variant_finds_the_best_leaf(options: dict) -> None:
         ({"acquisition": "path"}, "acquisition"),
         ({"leaf_inputs": "all"}, "leaf_inputs"),
         ({"inner_basis": "rff"}, "inner_basis"),
+        ({"signal_variance": "path"}, "signal_variance"),
         ({"independent": True}, "acquisition='joint'"),
     ],
 )
