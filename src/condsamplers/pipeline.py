@@ -126,6 +126,10 @@ def propose(
     carries the augmented-EI factor of Huang et al. (2006) (``make_log_mc_ei``'s ``noise``), so
     a noisy objective is not evaluated again and again where only its noise is left to learn.
 
+    A model with hyperparameter samples (``model.hyperparameter_models()``) gets the
+    integrated acquisition (DNGO, Snoek et al. 2015, eq. 11-12): EI averaged over the samples,
+    each with its own plug-in incumbent and its own fantasies of the pending points.
+
     Pending points (``data.X_pending``) enter as the kriging believer
     (``settings.n_fantasies == 0``) or as Monte-Carlo EI over ``settings.n_fantasies`` joint
     fantasies of their outcomes (Snoek et al. 2012 sec. 3.3, DNGO sec. 3.3), drawn from ``rng``.
@@ -148,8 +152,13 @@ def propose(
         acquisition = make_log_feasibility(constraints)
         X, active, values = maximize_acquisition(acquisition, space, rng, settings, incumbents)
         return Proposal(X, active, values, model, None)
-    incumbent = float(model.predict(data.X[feasible], data.active[feasible])[0].min())
-    fantasies = pending_fantasies(model, data, incumbent, settings.n_fantasies, rng)
+    fantasies = [
+        fantasy
+        for member in model.hyperparameter_models()
+        for fantasy in pending_fantasies(
+            member, data, _incumbent(member, data, feasible), settings.n_fantasies, rng
+        )
+    ]
     noise = model.noise_variance() if settings.noise_penalty else None
     log_ei = make_log_mc_ei(fantasies, noise)
     acquisition = with_feasibility(log_ei, constraints)
@@ -160,6 +169,11 @@ def propose(
         acquisition, space, rng, settings, incumbents, only=None if path is None else [path]
     )
     return Proposal(X, active, values, model, path)
+
+
+def _incumbent(model: Surrogate, data: Observations, feasible: np.ndarray) -> float:
+    """The plug-in incumbent: the best posterior mean at the feasible observed points."""
+    return float(model.predict(data.X[feasible], data.active[feasible])[0].min())
 
 
 def fit_constraints(

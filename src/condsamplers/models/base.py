@@ -50,6 +50,12 @@ class Surrogate(abc.ABC):
         model does not estimate one; the acquisition is then plain EI)."""
         return None
 
+    def hyperparameter_models(self: SurrogateT) -> list[SurrogateT]:
+        """The models the acquisition averages over: one per hyperparameter sample for a model
+        that samples its hyperparameters' posterior (the integrated acquisition of DNGO, Snoek
+        et al. 2015, eq. 11-12), else the model itself."""
+        return [self]
+
     def predict(self, X: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance of the latent function at ``X`` as numpy arrays."""
         with torch.no_grad():

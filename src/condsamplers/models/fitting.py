@@ -89,6 +89,25 @@ def random_restarts(default: Params, n: int, seed: int | None) -> list[Params]:
     ]
 
 
+def flat_layout(
+    template: Params,
+) -> tuple[Callable[[Params], np.ndarray], Callable[[torch.Tensor], Params]]:
+    """``(pack, unpack)`` between a hyperparameter dict shaped like ``template`` and one flat
+    vector (keys in sorted order): what scipy's optimiser and the slice sampler work on."""
+    keys = sorted(template)
+    shapes = {k: template[k].shape for k in keys}
+    sizes = [int(np.prod(shapes[k])) for k in keys]
+
+    def pack(params: Params) -> np.ndarray:
+        return torch.cat([params[k].detach().reshape(-1) for k in keys]).numpy().copy()
+
+    def unpack(vector: torch.Tensor) -> Params:
+        parts = torch.split(vector, sizes)
+        return {k: p.reshape(shapes[k]) for k, p in zip(keys, parts, strict=True)}
+
+    return pack, unpack
+
+
 def maximise_log_posterior(
     log_posterior: Callable[[Params], torch.Tensor],
     starts: list[Params],
@@ -100,14 +119,7 @@ def maximise_log_posterior(
     A start whose evaluation fails (non-PD matrix, non-finite value) is abandoned; ``None`` if
     every start failed.
     """
-    template = starts[0]
-    keys = sorted(template)
-    shapes = {k: template[k].shape for k in keys}
-    sizes = [int(np.prod(shapes[k])) for k in keys]
-
-    def unpack(vector: torch.Tensor) -> Params:
-        parts = torch.split(vector, sizes)
-        return {k: p.reshape(shapes[k]) for k, p in zip(keys, parts, strict=True)}
+    pack, unpack = flat_layout(starts[0])
 
     def loss_and_grad(flat: np.ndarray) -> tuple[float, np.ndarray]:
         vector = torch.tensor(flat, dtype=torch.float64, requires_grad=True)
@@ -120,7 +132,7 @@ def maximise_log_posterior(
 
     best: tuple[float, np.ndarray] | None = None
     for start in starts:
-        x0 = torch.cat([start[k].reshape(-1) for k in keys]).numpy()
+        x0 = pack(start)
         try:
             result = scipy.optimize.minimize(
                 loss_and_grad,
@@ -138,3 +150,93 @@ def maximise_log_posterior(
     if best is None:
         return None
     return unpack(torch.as_tensor(best[1], dtype=torch.float64))
+
+
+#: Initial width of a slice-sampling bracket, in raw (log-scale) hyperparameter units.
+SLICE_WIDTH = 1.0
+_MAX_STEP_OUT = 8
+_MAX_SHRINK = 30
+
+
+def _safe_log_density(log_density: Callable[[Params], torch.Tensor], params: Params) -> float:
+    """``log_density(params)`` as a float; ``-inf`` where it fails (non-PD, non-finite)."""
+    try:
+        with torch.no_grad():
+            value = float(log_density(params))
+    except NumericalError:
+        return -np.inf
+    return value if np.isfinite(value) else -np.inf
+
+
+def slice_sample(
+    log_density: Callable[[Params], torch.Tensor],
+    start: Params,
+    n_samples: int,
+    n_burn: int,
+    thin: int,
+    seed: int | None,
+) -> list[Params]:
+    """Hyperparameter samples by coordinate-wise slice sampling with stepping out (Neal 2003,
+    sec. 4), the sampler Snoek, Larochelle & Adams (2012, sec. 3.2) use to marginalise a GP's
+    hyperparameters; ``log_density`` is the (unnormalised) log posterior of the raw values,
+    restricted to the box ``[-RAW_BOUND, RAW_BOUND]`` of the MAP search.
+
+    The chain starts at ``start`` (the MAP values), runs ``n_burn`` sweeps, then keeps one
+    sample every ``thin`` sweeps. A sweep updates every raw value once, in a random order. A
+    value where ``log_density`` fails (a kernel matrix not positive definite, a non-finite
+    value) is outside the slice. If ``start`` itself fails, every sample is ``start``.
+    """
+    if n_samples < 1 or n_burn < 0 or thin < 1:
+        raise ValueError(
+            f"slice_sample needs n_samples >= 1, n_burn >= 0 and thin >= 1; got {n_samples!r}, "
+            f"{n_burn!r}, {thin!r}."
+        )
+    rng = np.random.default_rng(seed)
+    pack, unpack_tensor = flat_layout(start)
+
+    def unpack(vector: np.ndarray) -> Params:
+        return unpack_tensor(torch.as_tensor(vector, dtype=torch.float64))
+
+    x = np.clip(pack(start), -RAW_BOUND, RAW_BOUND)
+    current = _safe_log_density(log_density, unpack(x))
+    if not np.isfinite(current):
+        _logger.warning("Hyperparameter sampling: the start has no finite density; kept it.")
+        return [unpack(x) for _ in range(n_samples)]
+
+    def at(i: int, value: float) -> float:
+        trial = x.copy()
+        trial[i] = value
+        return _safe_log_density(log_density, unpack(trial))
+
+    def update(i: int) -> None:
+        nonlocal current
+        level = current + np.log(rng.uniform())
+        left = x[i] - SLICE_WIDTH * rng.uniform()
+        right = left + SLICE_WIDTH
+        for _ in range(_MAX_STEP_OUT):
+            if left <= -RAW_BOUND or at(i, left) < level:
+                break
+            left -= SLICE_WIDTH
+        for _ in range(_MAX_STEP_OUT):
+            if right >= RAW_BOUND or at(i, right) < level:
+                break
+            right += SLICE_WIDTH
+        left, right = max(left, -RAW_BOUND), min(right, RAW_BOUND)
+        for _ in range(_MAX_SHRINK):
+            proposal = rng.uniform(left, right)
+            value = at(i, proposal)
+            if value >= level:
+                x[i], current = proposal, value
+                return
+            if proposal < x[i]:
+                left = proposal
+            else:
+                right = proposal
+
+    samples = []
+    for sweep in range(n_burn + n_samples * thin):
+        for i in rng.permutation(len(x)):
+            update(int(i))
+        if sweep >= n_burn and (sweep - n_burn + 1) % thin == 0:
+            samples.append(unpack(x.copy()))
+    return samples

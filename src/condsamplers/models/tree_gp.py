@@ -56,6 +56,7 @@ per leaf, the paper's ``independent`` baseline.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
 import math
@@ -81,9 +82,11 @@ from condsamplers.models.fitting import (
     noise_variance_of,
     random_restarts,
     robust_cholesky,
+    slice_sample,
     standardise,
 )
 from condsamplers.space import FeatureSpec
+from condsamplers.validation import check_int
 
 _logger = logging.getLogger(__name__)
 
@@ -98,6 +101,8 @@ FOURIER_LOG_LENGTHSCALE = math.log(0.5)
 _MATERN_NU = 5.0
 #: A warm-started fit also starts from the defaults once the data have grown by this factor.
 REFRESH_GROWTH = 1.1
+#: Slice-sampling sweeps from the MAP values before the first hyperparameter sample is kept.
+SLICE_BURN_IN = 4
 
 
 @dataclasses.dataclass(frozen=True)
@@ -320,10 +325,17 @@ class TreeGP(Surrogate):
         warm_start: what :meth:`warm_start_state` returned after a previous fit.
         max_iter: L-BFGS-B iterations per start.
         min_noise: floor of the noise variance (standardised units).
+        hyperparameter_samples: ``0`` (default): the MAP hyperparameters alone. ``S > 0``:
+            also ``S`` samples of the hyperparameter posterior by slice sampling, started at
+            the MAP values (:func:`~condsamplers.models.fitting.slice_sample`); each is a model
+            in :meth:`hyperparameter_models`, and the acquisition averages EI over them, the
+            integrated acquisition of DNGO (Snoek et al. 2015, sec. 3.3, eq. 11-12, after
+            Snoek, Larochelle & Adams 2012).
 
     Attributes (after ``fit``): ``structure_`` (:class:`TreeStructure`), ``params_``,
     ``log_marginal_likelihood_`` (eq. 3 at ``params_``, standardised ``y``),
-    ``log_posterior_`` (plus the log priors: what the fit maximises).
+    ``log_posterior_`` (plus the log priors: what the fit maximises), ``samples_`` (the
+    models of the hyperparameter samples; empty without them).
     """
 
     def __init__(
@@ -337,6 +349,7 @@ class TreeGP(Surrogate):
         min_noise: float = MIN_NOISE,
         inner_basis: str = "fourier",
         signal_variance: str = "shared",
+        hyperparameter_samples: int = 0,
     ) -> None:
         if leaf_inputs not in LEAF_INPUTS:
             raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
@@ -357,6 +370,8 @@ class TreeGP(Surrogate):
         self.warm_start = warm_start
         self.max_iter = max_iter
         self.min_noise = min_noise
+        check_int("hyperparameter_samples", hyperparameter_samples, minimum=0)
+        self.hyperparameter_samples = hyperparameter_samples
 
     # -- fitting -------------------------------------------------------------------------
     def fit(
@@ -377,7 +392,31 @@ class TreeGP(Surrogate):
         self._set_data(X, active, z)
         self.params_ = self._optimise_hyperparameters()
         self._factorise()
+        self.samples_: list[TreeGP] = []
+        if self.hyperparameter_samples > 0:
+            draws = slice_sample(
+                self._log_posterior,
+                self.params_,
+                self.hyperparameter_samples,
+                SLICE_BURN_IN,
+                1,
+                self.seed,
+            )
+            self.samples_ = [self._with_params(params) for params in draws]
         return self
+
+    def _with_params(self, params: Params) -> TreeGP:
+        """This fitted model with other hyperparameters (same data and tree)."""
+        other = copy.copy(self)
+        other.params_ = params
+        other.samples_ = []
+        other._factorise()
+        return other
+
+    def hyperparameter_models(self) -> list[TreeGP]:
+        """One model per hyperparameter sample (``hyperparameter_samples > 0``), else
+        ``[self]``."""
+        return list(self.samples_) or [self]
 
     def _set_data(self, X: np.ndarray, active: np.ndarray, z: torch.Tensor) -> None:
         self.X_ = torch.as_tensor(X, dtype=torch.float64)
@@ -770,4 +809,5 @@ class TreeGP(Surrogate):
         active_all = np.concatenate([self.active_.numpy(), active])
         other._set_data(X_all, active_all, torch.cat([self.z_, z_new]))
         other._factorise()
+        other.samples_ = []
         return other

@@ -13,6 +13,7 @@ from condsamplers.acquisition import DEFAULT_N_FANTASIES
 from condsamplers.models.base import Surrogate
 from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, SIGNAL_VARIANCES, TreeGP
 from condsamplers.samplers.base import ConditionalSampler
+from condsamplers.validation import check_int
 
 ACQUISITIONS = ("two_step", "joint")
 
@@ -42,6 +43,10 @@ class TreeGPSampler(ConditionalSampler):
         signal_variance: ``"shared"`` (default: one signal variance for all paths) or
             ``"leaf"`` (each path's GP has its own, the ``K_p`` of eq. 1; the default of
             ``CondBayesSearchCV``, docs/search_cv.md sec. 8).
+        hyperparameter_samples: ``0`` (default): EI of the MAP hyperparameters. ``S > 0``: EI
+            averaged over ``S`` slice samples of the hyperparameter posterior, the integrated
+            acquisition of DNGO (Snoek et al. 2015, eq. 11-12; ``TreeGP``'s argument of the
+            same name). Each step then costs roughly ``S`` times more.
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
         n_fantasies, constraints_func, objective_bound: see
             :class:`condsamplers.samplers.base.ConditionalSampler`.
@@ -55,6 +60,7 @@ class TreeGPSampler(ConditionalSampler):
         leaf_inputs: str = "path",
         inner_basis: str = "fourier",
         signal_variance: str = "shared",
+        hyperparameter_samples: int = 0,
         seed: int | None = None,
         n_startup_trials: int = 10,
         independent_sampler: BaseSampler | None = None,
@@ -95,6 +101,9 @@ class TreeGPSampler(ConditionalSampler):
         self._leaf_inputs = leaf_inputs
         self._inner_basis = inner_basis
         self._signal_variance = signal_variance
+        self._hyperparameter_samples = check_int(
+            "hyperparameter_samples", hyperparameter_samples, minimum=0
+        )
         self._settings = dataclasses.replace(self._settings, two_step=acquisition == "two_step")
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
@@ -102,6 +111,7 @@ class TreeGPSampler(ConditionalSampler):
             leaf_inputs=self._leaf_inputs,
             inner_basis=self._inner_basis,
             signal_variance=self._signal_variance,
+            hyperparameter_samples=self._hyperparameter_samples,
             independent=self._independent,
             n_restarts=self._n_restarts,
             seed=seed,
