@@ -44,7 +44,8 @@ factors: ``O(V^3 + sum_p n_p^3)``. It equals the log density of the joint GP of 
 Hyperparameters (length scales, ``s``, ``b_p``, ``Sigma_c``, ``sigma^2``) maximise ``log P(y)``
 plus log priors: the length-scale prior of :func:`~condsamplers.kernels.log_omega_prior`,
 Gamma(2, 1) on ``s`` and on each variance of ``Sigma_c``, Gamma(1.1, 30) on ``sigma^2``,
-N(0, 1) on each ``b_p`` (so an offset is defined, 0, for a leaf without data).
+N(0, 1) on each ``b_p`` (so an offset is defined, 0, for a leaf without data). With
+``hyperparameter_samples=S`` the same log posterior is also slice-sampled, ``S`` models.
 
 **Prediction** (sec. 3.2): the posterior of ``g_p(x) + z(x)^T c`` has mean
 ``k_p(x)^T M_p^-1 r_p + t_p(x)^T Lambda_c^-1 f_c + b_p`` and variance
