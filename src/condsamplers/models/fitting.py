@@ -154,7 +154,7 @@ def maximise_log_posterior(
 
 #: Initial width of a slice-sampling bracket, in raw (log-scale) hyperparameter units.
 SLICE_WIDTH = 1.0
-_MAX_STEP_OUT = 8
+#: Shrinkage steps before a coordinate keeps its value (the bracket is then ~1e-9 wide).
 _MAX_SHRINK = 30
 
 
@@ -213,13 +213,11 @@ def slice_sample(
         level = current + np.log(rng.uniform())
         left = x[i] - SLICE_WIDTH * rng.uniform()
         right = left + SLICE_WIDTH
-        for _ in range(_MAX_STEP_OUT):
-            if left <= -RAW_BOUND or at(i, left) < level:
-                break
+        # Stepping out without a limit (valid for any width, Neal 2003 sec. 4.1): the box, where
+        # the density ends, stops it after at most 2 RAW_BOUND / SLICE_WIDTH steps.
+        while left > -RAW_BOUND and at(i, left) >= level:
             left -= SLICE_WIDTH
-        for _ in range(_MAX_STEP_OUT):
-            if right >= RAW_BOUND or at(i, right) < level:
-                break
+        while right < RAW_BOUND and at(i, right) >= level:
             right += SLICE_WIDTH
         left, right = max(left, -RAW_BOUND), min(right, RAW_BOUND)
         for _ in range(_MAX_SHRINK):

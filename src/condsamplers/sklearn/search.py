@@ -64,10 +64,6 @@ DEFAULT_ACQUISITION = "joint"
 #: Signal variance of the default ``TreeGPSampler``: one per branch, since the classifiers of a
 #: model selection differ in how much their scores vary (docs/search_cv.md sec. 8).
 DEFAULT_SIGNAL_VARIANCE = "leaf"
-#: Hyperparameter samples of the default ``TreeGPSampler``: EI averaged over 8 slice samples of
-#: the GP's hyperparameters, not the MAP values alone, since a branch with a few poor random
-#: trials otherwise looks settled (docs/search_cv.md sec. 8).
-DEFAULT_HYPERPARAMETER_SAMPLES = 8
 #: The priors of a ``(low, high, prior)`` range tuple.
 PRIORS = ("uniform", "log-uniform")
 #: How often a trial that repeats an evaluated configuration is asked again before the search
@@ -561,12 +557,11 @@ class CondBayesSearchCV(BaseSearchCV):
         sampler: an Optuna sampler (a condsamplers sampler or Optuna's own); it is deep-copied
             at each ``fit``, so fits are repeatable. ``None``:
             ``TreeGPSampler(seed=..., acquisition="joint", signal_variance="leaf",
-            hyperparameter_samples=8, objective_bound=b)`` seeded from ``random_state``
-            (joint EI: each branch is valued by what its best configuration may reach, not by
-            its mean level as the two-step EI does; a signal variance per branch; EI averaged
-            over 8 samples of the GP's hyperparameters; ``b`` the best value of the maximised
-            score when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss, so that the
-            model fits the log error; docs/search_cv.md sec. 8).
+            objective_bound=b)`` seeded from ``random_state`` (joint EI: each branch is valued
+            by what its best configuration may reach, not by its mean level as the two-step EI
+            does; a signal variance per branch; ``b`` the best value of the maximised score
+            when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss, so that the model
+            fits the log error; docs/search_cv.md sec. 8).
         scoring, cv, refit, n_jobs, verbose, pre_dispatch, error_score, return_train_score:
             as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric for
             multi-metric scoring with ``refit="name"``, the single score otherwise, and the
@@ -683,7 +678,6 @@ class CondBayesSearchCV(BaseSearchCV):
                 seed=seed,
                 acquisition=DEFAULT_ACQUISITION,
                 signal_variance=DEFAULT_SIGNAL_VARIANCE,
-                hyperparameter_samples=DEFAULT_HYPERPARAMETER_SAMPLES,
                 objective_bound=self._score_bound(),
             )
             return sampler, seed
