@@ -133,6 +133,7 @@ SAMPLERS: dict[str, SamplerFactory] = {
         "TreeGPSampler", inner_basis="linear", acquisition="joint"
     ),
     "treegp-leaf": condsamplers_factory("TreeGPSampler", leaf_inputs="leaf"),
+    "treegp-samples": condsamplers_factory("TreeGPSampler", hyperparameter_samples=8),
     "independent": condsamplers_factory("TreeGPSampler", independent=True, acquisition="joint"),
     "arcgp": condsamplers_factory("ArcGPSampler"),
     "arcgp-kb": condsamplers_factory("ArcGPSampler", n_fantasies=0),
