@@ -93,6 +93,7 @@ def batch_params(sampler: optuna.samplers.BaseSampler) -> list[dict[str, Any]]:
 
 
 def run_one(name: str, seed: int, n_fantasies: int, is_blind: bool) -> dict[str, Any]:
+    """One batch of sampler ``name`` (defaults, ``seed``): its smallest pairwise distance."""
     import condsamplers
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
