@@ -188,12 +188,6 @@ def _ask_batch(study: optuna.Study, size: int, suggest_all: bool = True) -> list
 @pytest.mark.parametrize("name", sorted(SAMPLER_CLASSES))
 @pytest.mark.parametrize("n_fantasies", [0, 4])
 def test_ask_and_tell_batch_is_spread_by_pending_points(name: str, n_fantasies: int) -> None:
-    if name not in DETERMINISTIC_FIT:
-        pytest.xfail(
-            "known weakness, open (docs/batch.md sec. 6): the pending trials barely move the "
-            "neural samplers' proposals; with test-sized networks their batches are distinct "
-            "but spread by 0.005-0.019 (DNGO) and 0.015 (BOHAMIANN, believer), about as blind"
-        )
     spreads = {}
     for is_blind in (False, True):
         make = blind(SAMPLER_CLASSES[name]) if is_blind else SAMPLER_CLASSES[name]
@@ -207,6 +201,13 @@ def test_ask_and_tell_batch_is_spread_by_pending_points(name: str, n_fantasies: 
             study.tell(trial, objective(trial))
     # Blind to each other, the 5 proposals pile up at the maximiser of the same EI; with the
     # earlier ones pending, each later one is sent elsewhere.
+    spread_out = spreads[False] > 0.05 and spreads[False] > 5 * spreads[True]
+    if name not in DETERMINISTIC_FIT and not spread_out:
+        pytest.xfail(
+            "known weakness, open (docs/batch.md sec. 6): the pending trials barely move the "
+            f"neural samplers' proposals; spread {spreads[False]:.3f} seeing them, "
+            f"{spreads[True]:.3f} blind (test-sized networks)"
+        )
     assert spreads[False] > 0.05
     assert spreads[False] > 5 * spreads[True]
 
