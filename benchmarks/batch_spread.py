@@ -155,7 +155,7 @@ def main() -> None:
     ]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         runs = list(pool.map(run_one, *zip(*cases, strict=True)))
-    print("Command: `python " + " ".join(shlex.quote(a) for a in sys.argv) + "`\n")
+    print(f"Command: `python {shlex.join(sys.argv)}`\n")
     print(
         f"Smallest distance between the {BATCH_SIZE} proposals of a batch, seeds 0-"
         f"{args.seeds - 1}\n"
