@@ -1,0 +1,77 @@
+"""The scripts in examples/ run as a new user runs them (a fresh process, its own folder) and
+print what their docstrings promise: examples that stop working fail here, not in a user's
+hands. Each runs on a small budget (its command-line options) to keep the suite fast."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def run_example(name: str, *args: str, cwd: Path) -> str:
+    """Runs ``examples/name`` with ``args`` in ``cwd``; returns its output (fails on rc != 0)."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLES / name), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, f"{name} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    return done.stdout
+
+
+def test_conditional_study_infers_the_tree_and_resumes_from_its_storage(tmp_path: Path) -> None:
+    storage = f"sqlite:///{tmp_path / 'study.db'}"
+    first = run_example(
+        "conditional_study.py", "--n-trials", "12", "--storage", storage, cwd=tmp_path
+    )
+    assert "12 trials (0 resumed)" in first
+    assert "svc_gamma: float [1e-05, 0.1] log  [if svc_kernel == 'rbf']" in first
+    best = float(re.search(r"3-fold CV accuracy ([0-9.]+)", first).group(1))
+    assert 0.5 < best <= 1.0
+
+    second = run_example(
+        "conditional_study.py", "--n-trials", "3", "--storage", storage, cwd=tmp_path
+    )
+    assert "15 trials (12 resumed)" in second
+
+
+def test_regressors_standalone_fit_the_conditional_response(tmp_path: Path) -> None:
+    out = run_example("regressors_standalone.py", cwd=tmp_path)
+    scores = dict(re.findall(r"^(\S+\(.*?\))\s+(-?[0-9.]+)\s+[0-9.]+$", out, flags=re.M))
+    assert set(scores) >= {"CondGPRegressor(kernel='arc')", "TreeGPRegressor()"}
+    assert all(float(r2) > 0.9 for r2 in scores.values()), scores
+    assert "leaf 2: GP over" in out
+
+
+def test_search_cv_digits_compares_with_randomized_search(tmp_path: Path) -> None:
+    out = run_example("search_cv_digits.py", "--n-iter", "12", cwd=tmp_path)
+    accuracies = re.findall(r"best CV accuracy ([0-9.]+), test accuracy ([0-9.]+)", out)
+    assert len(accuracies) == 2  # CondBayesSearchCV and RandomizedSearchCV
+    assert all(0.5 < float(a) <= 1.0 for pair in accuracies for a in pair)
+    assert "__branch__: categorical" in out
+
+
+def test_sensitivity_analysis_writes_its_plots(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    out = run_example(
+        "sensitivity_analysis.py",
+        "--out",
+        str(tmp_path / "plots"),
+        "--n-trials",
+        "30",
+        cwd=tmp_path,
+    )
+    assert "Sobol' main effects" in out
+    pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
+    assert pngs == ["interaction_x1_v.png", "interaction_x1_z.png", "main_effects.png"]
