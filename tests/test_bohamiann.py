@@ -132,3 +132,21 @@ def test_constant_columns_constant_targets_and_one_observation_are_fine() -> Non
 def test_bad_options_raise_value_errors_naming_them(options: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         BOHAMIANN(**options)
+
+
+def test_the_sampler_and_the_regressor_pass_the_noise_prior_to_the_model() -> None:
+    """``noise_prior_median`` / ``noise_prior_log_var`` are options of BOHAMIANNSampler and
+    BOHAMIANNRegressor: a bad one is named, and pybnn's prior (1e-6, 0.01) fits a smaller noise
+    to noise-free sinc data than the default (1e-2, 1)."""
+    from condsamplers import BOHAMIANNSampler
+    from condsamplers.sklearn import BOHAMIANNRegressor
+
+    with pytest.raises(ValueError, match="noise_prior_log_var"):
+        BOHAMIANNSampler(noise_prior_log_var=0.0)
+    X, _, y = sinc_data()
+    short = dict(hidden_sizes=(20, 20), n_burn_in=300, n_samples=10, random_state=0)
+    with pytest.raises(ValueError, match="noise_prior_median"):
+        BOHAMIANNRegressor(noise_prior_median=-1.0, **short).fit(X, y)
+    default = BOHAMIANNRegressor(**short).fit(X, y).model_.noise_variance()
+    pulled = BOHAMIANNRegressor(noise_prior_median=1e-6, noise_prior_log_var=0.01, **short)
+    assert pulled.fit(X, y).model_.noise_variance() < 0.1 * default

@@ -37,6 +37,11 @@ class BOHAMIANNSampler(ConditionalSampler):
         n_samples: samples kept per fit.
         keep_every: SGHMC steps between kept samples.
         step_size: the SGHMC step size ``eps``.
+        noise_prior_median, noise_prior_log_var: the log-normal prior on the noise variance
+            (standardised ``y``): its median and the variance of ``log sigma^2``. The default,
+            1e-2 and 1, lets the noise follow the data; pybnn's 1e-6 and 0.01 pull it towards
+            zero, which fits smooth noise-free objectives more closely but can make the model
+            overconfident (docs/bnn.md sec. 3).
         device: ``"cpu"`` or ``"cuda"`` for the network.
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search,
         n_fantasies, constraints_func, objective_bound: see
@@ -53,6 +58,8 @@ class BOHAMIANNSampler(ConditionalSampler):
         n_samples: int = 50,
         keep_every: int = 50,
         step_size: float = 1e-2,
+        noise_prior_median: float = 1e-2,
+        noise_prior_log_var: float = 1.0,
         device: str = "cpu",
         seed: int | None = None,
         n_startup_trials: int = 10,
@@ -81,6 +88,8 @@ class BOHAMIANNSampler(ConditionalSampler):
             n_samples=n_samples,
             keep_every=keep_every,
             step_size=step_size,
+            noise_prior_median=noise_prior_median,
+            noise_prior_log_var=noise_prior_log_var,
             device=device,
         )
         BOHAMIANN(**self._model_options)  # validates the options now, naming a bad one

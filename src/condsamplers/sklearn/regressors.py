@@ -478,6 +478,8 @@ class BOHAMIANNRegressor(_ConditionalRegressor):
         keep_every: steps between two kept samples.
         step_size: SGHMC step size.
         batch_size: mini-batch size.
+        noise_prior_median, noise_prior_log_var: the log-normal prior on the noise variance
+            (standardised ``y``): its median and the variance of ``log sigma^2``.
         categorical_features, random_state: as for :class:`CondGPRegressor`.
         device: ``"cpu"`` or ``"cuda"``.
 
@@ -495,6 +497,8 @@ class BOHAMIANNRegressor(_ConditionalRegressor):
         keep_every: int = 50,
         step_size: float = 1e-2,
         batch_size: int = 20,
+        noise_prior_median: float = 1e-2,
+        noise_prior_log_var: float = 1.0,
         categorical_features: Sequence[int] | None = None,
         random_state: int | np.random.RandomState | None = None,
         device: str = "cpu",
@@ -505,6 +509,8 @@ class BOHAMIANNRegressor(_ConditionalRegressor):
         self.keep_every = keep_every
         self.step_size = step_size
         self.batch_size = batch_size
+        self.noise_prior_median = noise_prior_median
+        self.noise_prior_log_var = noise_prior_log_var
         self.categorical_features = categorical_features
         self.random_state = random_state
         self.device = device
@@ -517,6 +523,8 @@ class BOHAMIANNRegressor(_ConditionalRegressor):
             keep_every=self.keep_every,
             step_size=self.step_size,
             batch_size=self.batch_size,
+            noise_prior_median=self.noise_prior_median,
+            noise_prior_log_var=self.noise_prior_log_var,
             seed=seed,
             device=self.device,
         )
