@@ -41,7 +41,7 @@ class BOHAMIANNSampler(ConditionalSampler):
             (standardised ``y``): its median and the variance of ``log sigma^2``. The default,
             1e-2 and 1, lets the noise follow the data; pybnn's 1e-6 and 0.01 pull it towards
             zero, which fits smooth noise-free objectives more closely but can make the model
-            overconfident (docs/bnn.md sec. 3).
+            overconfident (docs/bnn.md secs. 3-4).
         device: ``"cpu"`` or ``"cuda"`` for the network.
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search,
         n_fantasies, constraints_func, objective_bound: see
