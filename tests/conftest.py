@@ -1,7 +1,11 @@
 """Shared test settings: small torch problems run fastest on one thread on a 2-core machine;
-the samplers every behaviour test runs for (fixtures ``sampler_class`` and ``make_sampler``)."""
+the samplers every behaviour test runs for (fixtures ``sampler_class`` and ``make_sampler``);
+``run_script`` for the tests that run the scripts of examples/ and benchmarks/."""
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -18,6 +22,25 @@ from condsamplers import (  # noqa: E402
 from condsamplers.samplers.base import ConditionalSampler  # noqa: E402
 
 torch.set_num_threads(1)
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_script(script: Path, *args: str, cwd: Path) -> str:
+    """Runs ``script`` with ``args`` as a new user would (a fresh process, in ``cwd``, one
+    thread); returns its standard output and fails the test on a non-zero exit status."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    done = subprocess.run(
+        [sys.executable, str(script), *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, f"{script.name} exited {done.returncode}:\n{done.stderr[-3000:]}"
+    return done.stdout
+
 
 #: Fast settings of the behaviour tests: they exercise the same code paths as the defaults.
 FAST_SAMPLER_SETTINGS = dict(n_candidates=128, n_local_search=2, n_restarts=0)

@@ -4,30 +4,16 @@ hands. Each runs on a small budget (its command-line options) to keep the suite 
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from conftest import REPO_ROOT, run_script
 
 
 def run_example(name: str, *args: str, cwd: Path) -> str:
     """Runs ``examples/name`` with ``args`` in ``cwd``; returns its output (fails on rc != 0)."""
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    done = subprocess.run(
-        [sys.executable, str(EXAMPLES / name), *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 0, f"{name} exited {done.returncode}:\n{done.stderr[-3000:]}"
-    return done.stdout
+    return run_script(REPO_ROOT / "examples" / name, *args, cwd=cwd)
 
 
 def test_conditional_study_infers_the_tree_and_resumes_from_its_storage(tmp_path: Path) -> None:

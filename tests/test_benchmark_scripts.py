@@ -1,0 +1,53 @@
+"""The measuring scripts of benchmarks/ run as a new user runs them (a fresh process, another
+folder) on a tiny budget, and print and store what they report: an acceptance figure is
+measured with these scripts, so one that stops working must fail here. (``benchmarks/run.py``
+has its own end-to-end test in test_benchmark_problems.py; ``benchmarks/batch_spread.py``'s
+functions are used by test_batch_proposals.py.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from conftest import REPO_ROOT, run_script
+
+BENCHMARKS = REPO_ROOT / "benchmarks"
+
+
+def test_search_cv_reports_both_searches_and_stores_each_run(tmp_path: Path) -> None:
+    out = run_script(
+        BENCHMARKS / "search_cv.py",
+        *("--seeds", "2", "--n-iter", "12", "--jobs", "1", "--out", "runs.json"),
+        *("--methods", "CondBayesSearchCV", "RandomizedSearchCV"),
+        cwd=tmp_path,
+    )
+    found = re.findall(r"^\| (\w+) \| \*\*([0-9.]+)\*\* \| ([0-9., ]+) \|", out, flags=re.M)
+    rows = {method: (median, per_seed) for method, median, per_seed in found}
+    assert set(rows) == {"CondBayesSearchCV", "RandomizedSearchCV"}
+    assert re.search(r"CondBayesSearchCV higher than RandomizedSearchCV on \d of 2 seeds", out)
+
+    stored = json.loads((tmp_path / "runs.json").read_text())
+    assert "--n-iter 12" in stored["command"]
+    for method in rows:
+        runs = [r for r in stored["runs"] if r["method"] == method]
+        assert sorted(r["seed"] for r in runs) == [0, 1]
+        runs.sort(key=lambda r: r["seed"])
+        scores = [r["best_score"] for r in runs]
+        assert all(0.5 < s <= 1.0 for s in scores), scores  # digits: far above chance (0.1)
+        assert rows[method][1].strip().split(", ") == [f"{s:.4f}" for s in scores]
+        assert float(rows[method][0]) == round(sorted(scores)[0] / 2 + sorted(scores)[1] / 2, 4)
+        assert all(r["best_params"]["clf"].endswith("()") for r in runs)  # an estimator chosen
+
+
+def test_scaling_times_each_study_size(tmp_path: Path) -> None:
+    out = run_script(
+        BENCHMARKS / "scaling.py",
+        *("--samplers", "treegp", "--sizes", "20", "40", "--repeats", "1"),
+        *("--problem", "jenatton_small", "--out", "scaling"),
+        cwd=tmp_path,
+    )
+    row = re.search(r"^\| treegp \| ([0-9.]+) \| ([0-9.]+) \|$", out, flags=re.M)
+    assert row is not None, out
+    assert all(float(t) > 0 for t in row.groups())
+    assert any((tmp_path / "scaling").iterdir())  # the results are written where asked
