@@ -9,6 +9,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import optuna  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
@@ -24,6 +25,15 @@ from condsamplers.samplers.base import ConditionalSampler  # noqa: E402
 torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def optuna_logs_reach_caplog():
+    """The library logs under Optuna's logger (``condsamplers.log``), which does not propagate
+    to the root logger by default; pytest's ``caplog`` listens there."""
+    optuna.logging.enable_propagation()
+    yield
+    optuna.logging.disable_propagation()
 
 
 def run_script(script: Path, *args: str, cwd: Path) -> str:

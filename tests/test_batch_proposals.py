@@ -285,7 +285,7 @@ def test_endless_races_fall_back_to_the_independent_sampler(
     sampler = condsamplers.ArcGPSampler(seed=0, n_startup_trials=N_STARTUP, **FAST)
     study = history(sampler)
     monkeypatch.setattr(base, "rival_trial", lambda *args: 0)
-    with caplog.at_level("INFO", logger="condsamplers"):
+    with caplog.at_level("INFO", logger="optuna.condsamplers"):
         trial = study.ask()
         objective(trial)
     assert f"{MAX_RACE_RETRIES + 1} proposals in a row" in caplog.text

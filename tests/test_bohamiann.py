@@ -97,7 +97,7 @@ def test_condition_on_reweights_samples_towards_the_new_observations(
     assert believed.effective_sample_size >= 0.2 * 10 - 1e-9
     assert model.effective_sample_size == pytest.approx(10.0)  # the original is untouched
     # An observation far from every sample: weights would collapse; tempered and logged.
-    with caplog.at_level(logging.INFO, logger="condsamplers.models.bohamiann"):
+    with caplog.at_level(logging.INFO, logger="optuna.condsamplers.models.bohamiann"):
         surprised = model.condition_on(point, p_active, mean + 50.0 * np.sqrt(var))
     assert "tempered" in caplog.text
     assert surprised.effective_sample_size == pytest.approx(2.0, rel=0.05)

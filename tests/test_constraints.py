@@ -99,7 +99,7 @@ def test_infinite_constraint_values_are_clipped_with_a_warning(
 
     study = optuna.create_study(sampler=make_sampler(n_startup_trials=3))
     study.enqueue_trial({"x": 0.9})
-    with caplog.at_level("WARNING", logger="condsamplers"):
+    with caplog.at_level("WARNING", logger="optuna.condsamplers"):
         study.optimize(objective, n_trials=6)
     assert "infinite" in caplog.text
     assert all(t.state == optuna.trial.TrialState.COMPLETE for t in study.trials)

@@ -57,7 +57,7 @@ def test_slice_sampler_keeps_a_start_without_density_and_says_so(
     def nowhere(params: dict[str, torch.Tensor]) -> torch.Tensor:
         return torch.tensor(float("nan"))
 
-    with caplog.at_level(logging.WARNING, logger="condsamplers.models"):
+    with caplog.at_level(logging.WARNING, logger="optuna.condsamplers.models"):
         draws = _as_array(slice_sample(nowhere, _start(), 3, 1, 1, seed=0))
     np.testing.assert_array_equal(draws, 0.0)
     assert "no finite density" in caplog.text

@@ -56,7 +56,7 @@ def test_arc_kernel_categories_sit_on_a_simplex_around_the_inactive_point() -> N
 
 def test_robust_cholesky_adds_jitter_and_says_so(caplog: pytest.LogCaptureFixture) -> None:
     singular = torch.ones((4, 4), dtype=torch.float64)
-    with caplog.at_level(logging.WARNING, logger="condsamplers"):
+    with caplog.at_level(logging.WARNING, logger="optuna.condsamplers"):
         L = robust_cholesky(singular)
     assert "jitter" in caplog.text
     assert torch.allclose(L @ L.T, singular, atol=1e-4)

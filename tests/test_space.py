@@ -143,7 +143,7 @@ def test_same_name_with_different_ranges_in_branches_gives_variants() -> None:
 def test_changed_distribution_is_merged_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     study = _random_study(lambda t: t.suggest_float("x", 0, 10), 10)
     study.optimize(lambda t: t.suggest_float("x", 0, 5), n_trials=10)
-    with caplog.at_level(logging.WARNING, logger="condsamplers"):
+    with caplog.at_level(logging.WARNING, logger="optuna.condsamplers"):
         space = infer_space(study.trials)
     assert "changed its distribution" in caplog.text
     assert [n.distribution for n in space.nodes] == [FloatDistribution(0, 5)]

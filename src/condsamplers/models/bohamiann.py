@@ -54,13 +54,13 @@ one batched forward pass at the new points; the chain is not rerun.
 
 from __future__ import annotations
 
-import logging
 import math
 from typing import Any
 
 import numpy as np
 import torch
 
+from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import standardise
 from condsamplers.models.nn_inputs import (
@@ -72,7 +72,7 @@ from condsamplers.models.nn_inputs import (
 from condsamplers.space import FeatureSpec
 from condsamplers.validation import check_int, check_positive
 
-_logger = logging.getLogger(__name__)
+_logger = get_logger(__name__)
 
 #: Guards the preconditioner ``1 / (sqrt(v_hat) + EPSILON)`` (pybnn's value).
 EPSILON = 1e-16

@@ -57,13 +57,13 @@ network, ``alpha``, ``beta`` and ``eta`` stay fixed.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
 from typing import Any
 
 import numpy as np
 import torch
 
+from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
@@ -84,7 +84,7 @@ from condsamplers.models.nn_inputs import (
 from condsamplers.space import FeatureSpec
 from condsamplers.validation import check_int, check_positive
 
-_logger = logging.getLogger(__name__)
+_logger = get_logger(__name__)
 
 #: Centre ``c`` of the quadratic prior mean (eq. 9) in the unit box: the paper's prior mean.
 QUADRATIC_CENTRE = 0.5

@@ -7,14 +7,15 @@ posterior as a function of that dict (Rasmussen & Williams 2006, eq. 2.30 plus l
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 import numpy as np
 import scipy.optimize
 import torch
 
-_logger = logging.getLogger("condsamplers.models")
+from condsamplers.log import get_logger
+
+_logger = get_logger("condsamplers.models")
 
 Params = dict[str, torch.Tensor]
 

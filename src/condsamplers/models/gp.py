@@ -18,13 +18,13 @@ Optuna's GPSampler), the kernel's own priors on its parameters.
 
 from __future__ import annotations
 
-import logging
 import math
 
 import numpy as np
 import torch
 
 from condsamplers.kernels import Kernel, Params, make_kernel
+from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
@@ -41,7 +41,7 @@ __all__ = ["MEANS", "MIN_NOISE", "ExactGP", "NumericalError", "robust_cholesky"]
 
 MEANS = ("sample", "gls")
 
-_logger = logging.getLogger(__name__)
+_logger = get_logger(__name__)
 
 
 class ExactGP(Surrogate):

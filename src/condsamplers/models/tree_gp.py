@@ -59,7 +59,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import logging
 import math
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -74,6 +73,7 @@ from condsamplers.kernels import (
     one_hot,
     squared_distances,
 )
+from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
@@ -89,7 +89,7 @@ from condsamplers.models.fitting import (
 from condsamplers.space import FeatureSpec
 from condsamplers.validation import check_int
 
-_logger = logging.getLogger(__name__)
+_logger = get_logger(__name__)
 
 LEAF_INPUTS = ("path", "leaf")
 SIGNAL_VARIANCES = ("leaf", "shared")
