@@ -360,6 +360,7 @@ class NeverFit(ClassifierMixin, BaseEstimator):
         ({"a": (1, 10.5, "uniform")}, r"parameter 'a' = .* mixes an integer and a float"),
         ({"a": (1, "x", "uniform")}, r"parameter 'a' = .* mixes types"),
         ({"a": (1.0, 2.0)}, r"parameter 'a' = \(1.0, 2.0\) is ambiguous: write \[1.0, 2.0\]"),
+        ({"a": (0.1, 2.0, "loguniform")}, r"parameter 'a' = .* unknown prior 'loguniform'"),
         ({"a": (0.0, 2.0, "log-uniform")}, r"parameter 'a' .* low must be > 0"),
         ({"a": expon()}, r"parameter 'a' is a distribution without finite bounds"),
         ({"a": "abc"}, r"parameter 'a' = 'abc' is neither a list"),

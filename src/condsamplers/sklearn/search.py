@@ -265,6 +265,16 @@ def _parse_value(value: Any, context: str) -> BaseDistribution | list[Any]:
                 "(low, high, 'uniform' | 'log-uniform') with numbers for low and high; a list "
                 "of choices is written as a list."
             )
+    if (
+        isinstance(value, tuple)
+        and len(value) == 3
+        and all(_is_number(v) for v in value[:2])
+        and isinstance(value[2], str)
+    ):
+        raise _SpaceError(
+            f"CondBayesSearchCV: {context} = {value!r} has the unknown prior {value[2]!r}: a "
+            "range is (low, high, 'uniform' | 'log-uniform'); write a list for three choices."
+        )
     if isinstance(value, tuple) and len(value) == 2 and all(_is_number(v) for v in value):
         low, high = value
         raise _SpaceError(
