@@ -71,12 +71,8 @@ def test_infinite_values_are_clipped_with_a_warning(
     make_sampler, caplog: pytest.LogCaptureFixture
 ) -> None:
     study = optuna.create_study(sampler=make_sampler())
-    optuna.logging.enable_propagation()
-    try:
-        with caplog.at_level(logging.WARNING):
-            study.optimize(lambda t: _tree(t) if t.number % 4 else math.inf, n_trials=10)
-    finally:
-        optuna.logging.disable_propagation()
+    with caplog.at_level(logging.WARNING):
+        study.optimize(lambda t: _tree(t) if t.number % 4 else math.inf, n_trials=10)
     assert "infinite objective value" in caplog.text
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
 
@@ -159,6 +155,9 @@ def test_reseed_rng_changes_the_stream(make_sampler) -> None:
         ({"n_restarts": -2}, "n_restarts"),
         ({"objective_bound": float("nan")}, "objective_bound"),
         ({"objective_bound": "1.0"}, "objective_bound"),
+        ({"seed": -1}, "seed"),
+        ({"seed": 1.5}, "seed"),
+        ({"independent_sampler": "random"}, "independent_sampler"),
     ],
 )
 def test_bad_arguments_name_the_parameter(sampler_class, kwargs, name) -> None:
@@ -243,3 +242,59 @@ def test_log_regret_keeps_the_order_and_floors_a_zero_gap() -> None:
     assert np.array_equal(log_regret(np.zeros(3), 0.0), np.zeros(3))
     with pytest.raises(ValueError, match="below the bound"):
         log_regret(np.array([0.2, -0.1]), 0.0)
+
+
+def _beyond_a_float_threshold(trial: optuna.Trial) -> float:
+    """``y`` is asked only when ``x > 0.5``: no categorical or small-int parent explains it."""
+    x = trial.suggest_float("x", 0, 1)
+    if x > 0.5:
+        return 1.0 + trial.suggest_float("y", 0, 1)
+    return (x - 0.2) ** 2
+
+
+def _repeated(study: optuna.Study) -> list[dict]:
+    keys = [tuple(sorted(t.params.items())) for t in study.trials]
+    return [dict(k) for k in set(keys) if keys.count(k) > 1]
+
+
+def test_a_parameter_asked_beyond_a_float_threshold_neither_repeats_nor_traps(
+    make_sampler, sampler_name: str
+) -> None:
+    study = optuna.create_study(sampler=make_sampler())
+    study.optimize(_beyond_a_float_threshold, n_trials=15)
+    assert _repeated(study) == []
+    if sampler_name.endswith("gp"):  # the GP samplers then refine the optimum x = 0.2
+        assert study.best_value < 1e-3
+
+
+def test_a_parameter_the_objective_no_longer_asks_is_not_evaluated_again(make_sampler) -> None:
+    study = optuna.create_study(sampler=make_sampler(n_startup_trials=3))
+    for i in range(4):  # trials of an earlier objective, which also asked "old"
+        study.add_trial(
+            optuna.trial.create_trial(
+                params={"x": 0.1 * i + 0.05, "old": "z"},
+                distributions={
+                    "x": FloatDistribution(0, 1),
+                    "old": optuna.distributions.CategoricalDistribution(["z", "w"]),
+                },
+                value=0.1 * i + 0.05,
+            )
+        )
+    study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=6)
+    assert _repeated(study) == []
+
+
+def test_library_messages_follow_optunas_verbosity(make_sampler, caplog) -> None:
+    """A tiny space is exhausted, so trials go to the independent sampler, which the sampler
+    says at INFO level: shown at Optuna's INFO verbosity, not at WARNING."""
+    said = {}
+    for level in (optuna.logging.INFO, optuna.logging.WARNING):
+        caplog.clear()
+        optuna.logging.set_verbosity(level)
+        try:
+            study = optuna.create_study(sampler=make_sampler(n_startup_trials=2))
+            study.optimize(lambda t: float(t.suggest_int("k", 0, 2)), n_trials=5)
+        finally:
+            optuna.logging.set_verbosity(optuna.logging.WARNING)
+        said[level] = "is sampled by RandomSampler" in caplog.text
+    assert said == {optuna.logging.INFO: True, optuna.logging.WARNING: False}

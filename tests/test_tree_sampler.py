@@ -10,6 +10,7 @@ from condsamplers import TreeGPSampler, infer_space
 from condsamplers.models.tree_gp import TreeGP
 from condsamplers.optimize import OptimizerSettings
 from condsamplers.pipeline import Observations, propose
+from condsamplers.samplers.proposals import read_proposal
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 FAST = dict(n_candidates=128, n_local_search=2, n_restarts=0)
@@ -81,3 +82,22 @@ def test_every_variant_finds_the_best_leaf(options: dict) -> None:
 def test_bad_options_name_the_parameter(options: dict, name: str) -> None:
     with pytest.raises(ValueError, match=name):
         TreeGPSampler(**options)
+
+
+def test_two_step_leaves_a_branch_whose_few_configurations_are_all_evaluated() -> None:
+    """The best branch has three configurations; once they are evaluated the path EI must
+    not keep choosing it (every candidate there a repeat, the trial left to random search)."""
+
+    def objective(trial: optuna.Trial) -> float:
+        if trial.suggest_categorical("branch", ["small", "float"]) == "small":
+            return {"p": 0.0, "q": 0.1, "r": 0.2}[trial.suggest_categorical("k", ["p", "q", "r"])]
+        return 0.5 + (trial.suggest_float("x", 0, 1) - 0.3) ** 2
+
+    sampler = TreeGPSampler(seed=0, n_startup_trials=4, acquisition="two_step", **FAST)
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(objective, n_trials=16)
+    model_based = [t for t in study.trials if read_proposal(t) is not None]
+    assert len(model_based) == 16 - 4
+    for t in model_based:  # (the random startup trials may repeat one another)
+        assert all(t.params != earlier.params for earlier in study.trials[: t.number])
+    assert min(abs(t.params["x"] - 0.3) for t in study.trials if "x" in t.params) < 0.05

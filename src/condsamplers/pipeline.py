@@ -10,8 +10,10 @@ import dataclasses
 from collections.abc import Callable
 
 import numpy as np
+import torch
 
 from condsamplers.acquisition import (
+    Acquisition,
     Constraint,
     Fantasy,
     PathModel,
@@ -150,7 +152,7 @@ def propose(
         violation = np.nanmax(np.where(np.isnan(data.constraints), 0, data.constraints), axis=1)
         incumbents = data.X[np.argsort(violation, kind="stable")[:N_INCUMBENT_STARTS]]
         acquisition = make_log_feasibility(constraints)
-        X, active, values = maximize_acquisition(acquisition, space, rng, settings, incumbents)
+        X, active, values = _maximize(acquisition, space, data, rng, settings, incumbents)
         return Proposal(X, active, values, model, None)
     fantasies = [
         fantasy
@@ -165,10 +167,35 @@ def propose(
     order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
     incumbents = data.X[order[:N_INCUMBENT_STARTS]]
     path = _two_step_path(space, data, fantasies, constraints, rng, settings, incumbents)
-    X, active, values = maximize_acquisition(
-        acquisition, space, rng, settings, incumbents, only=None if path is None else [path]
+    X, active, values = _maximize(
+        acquisition, space, data, rng, settings, incumbents, None if path is None else [path]
     )
     return Proposal(X, active, values, model, path)
+
+
+def _maximize(
+    acquisition: Acquisition,
+    space: ConditionalSpace,
+    data: Observations,
+    rng: np.random.Generator,
+    settings: OptimizerSettings,
+    incumbents: np.ndarray,
+    only: list[Path] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`maximize_acquisition`, each candidate valued (and returned) with the activity
+    its unexplained nodes are predicted to have (``ConditionalSpace.activity_predictor``)."""
+    predict = space.activity_predictor(data.X, data.active)
+    if predict is None:
+        return maximize_acquisition(acquisition, space, rng, settings, incumbents, only)
+
+    def with_predicted_activity(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        predicted = predict(X.detach().cpu().numpy(), active.cpu().numpy())
+        return acquisition(X, torch.as_tensor(predicted))
+
+    X, active, values = maximize_acquisition(
+        with_predicted_activity, space, rng, settings, incumbents, only
+    )
+    return X, predict(X, active), values
 
 
 def _incumbent(model: Surrogate, data: Observations, feasible: np.ndarray) -> float:
@@ -246,13 +273,24 @@ def _two_step_path(
 
 
 def _exhausted(space: ConditionalSpace, path: Path, data: Observations) -> bool:
-    """Whether ``path`` holds a single configuration (only branching parameters, each with one
-    value on it, such as a branch with no parameters of its own) that is observed or pending:
-    the two-step search must not pick it, as every candidate on it would be a duplicate."""
+    """Whether every configuration of ``path`` is observed or pending (a path whose parameters
+    are all categorical or on a grid, such as a branch with a few choices of its own): the
+    two-step search must not pick it, as every candidate on it would be a duplicate."""
     branch_values = dict(path.branch_values)
-    if not all(len(branch_values.get(name, ())) == 1 for name in path.active):
-        return False
+    size = 1
+    for key in path.active:
+        n = (
+            len(branch_values[key])
+            if key in branch_values
+            else space.nodes[space.index[key]].n_values()
+        )
+        if n is None:
+            return False
+        size *= n
     pattern = np.zeros(space.n_features, dtype=bool)
-    pattern[[space.index[name] for name in path.active]] = True
-    seen = np.concatenate([data.active, data.active_pending])
-    return bool((seen == pattern).all(axis=1).any())
+    pattern[[space.index[key] for key in path.active]] = True
+    seen_X = np.concatenate([data.X, data.X_pending])
+    on_path = (np.concatenate([data.active, data.active_pending]) == pattern).all(axis=1)
+    if on_path.sum() < size:
+        return False
+    return len(np.unique(np.round(seen_X[on_path][:, pattern], 9), axis=0)) >= size

@@ -23,9 +23,8 @@ matrix of the same shape says which columns are active; inactive entries of ``X`
 from __future__ import annotations
 
 import dataclasses
-import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,7 +36,9 @@ from optuna.distributions import (
 )
 from optuna.trial import FrozenTrial, TrialState
 
-_logger = logging.getLogger(__name__)
+from condsamplers.log import get_logger
+
+_logger = get_logger(__name__)
 
 #: Integer parameters with more grid values than this are never taken as branching parents:
 #: a ``units`` parameter whose values happen to separate two sets of trials is noise, not a
@@ -135,6 +136,16 @@ class ParamNode:
         return isinstance(d, IntDistribution) or (
             isinstance(d, FloatDistribution) and d.step is not None
         )
+
+    def n_values(self) -> int | None:
+        """How many values the parameter can take; ``None`` for a continuous float."""
+        d = self.distribution
+        if isinstance(d, CategoricalDistribution):
+            return len(d.choices)
+        if not self.is_discrete:
+            return None
+        assert isinstance(d, (FloatDistribution, IntDistribution)) and d.step is not None
+        return int(round((d.high - d.low) / d.step)) + 1
 
     def can_branch(self) -> bool:
         d = self.distribution
@@ -339,6 +350,46 @@ class ConditionalSpace:
             parent_internal = self.nodes[p].from_unit(X[:, p])
             active[:, j] = active[:, p] & cond.holds(parent_internal)
         return active
+
+    def activity_predictor(
+        self, X_seen: np.ndarray, active_seen: np.ndarray
+    ) -> Callable[[np.ndarray, np.ndarray], np.ndarray] | None:
+        """Predict, for candidate configurations, whether each unexplained node will be active.
+
+        The tree gives an unexplained node (one asked, say, only beyond a float threshold) no
+        condition, so a candidate would always set it; the objective then may not ask it, and
+        the model would keep valuing a pattern it never observes there. Instead each candidate
+        takes the activity of its nearest observed configuration (squared distance on the
+        explained columns, a mismatched categorical choice or activity counting 1), and
+        the descendants of a node predicted inactive are inactive. ``None`` without unexplained
+        nodes (the activity of the tree is then exact).
+        """
+        unexplained = np.array([n.unexplained for n in self.nodes], dtype=bool)
+        if not unexplained.any() or len(X_seen) == 0:
+            return None
+        explained = ~unexplained
+        categorical = self.features.is_categorical[explained]
+        seen_X = np.where(active_seen, X_seen, 0.0)[:, explained]
+        seen_active = active_seen[:, explained]
+        labels = active_seen[:, unexplained]
+
+        def predict(X: np.ndarray, active: np.ndarray) -> np.ndarray:
+            values = np.where(active, X, 0.0)[:, explained]
+            on = active[:, explained]
+            nearest = np.empty(len(X), dtype=int)
+            for start in range(0, len(X), 256):  # bounded memory: 256 x n_seen distances
+                a = values[start : start + 256, None, :]
+                gap = np.where(categorical, a != seen_X[None], (a - seen_X[None]) ** 2)
+                mismatch = on[start : start + 256, None, :] != seen_active[None]
+                nearest[start : start + 256] = (gap.sum(-1) + mismatch.sum(-1)).argmin(1)
+            out = active.copy()
+            out[:, unexplained] &= labels[nearest]
+            for j, node in enumerate(self.nodes):
+                if node.condition is not None:
+                    out[:, j] &= out[:, self.index[node.condition.parent]]
+            return out
+
+        return predict
 
     def node_for(self, params: dict[str, Any], name: str) -> ParamNode | None:
         """The node a trial's value of ``name`` belongs to (variants by their condition)."""

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import optuna
 import threadpoolctl
 import torch
 from optuna.distributions import BaseDistribution
@@ -34,6 +33,7 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES
+from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
@@ -51,7 +51,7 @@ from condsamplers.samplers.proposals import (
 from condsamplers.space import ConditionalSpace, infer_space
 from condsamplers.validation import check_finite, check_int
 
-_logger = optuna.logging.get_logger(__name__)
+_logger = get_logger(__name__)
 
 #: How often a proposal that a concurrent worker's recorded proposal duplicates is redone
 #: before the trial goes to the independent sampler.
@@ -133,6 +133,14 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         check_int("n_local_search", n_local_search, minimum=1)
         check_int("n_restarts", n_restarts, minimum=0)
         check_int("n_fantasies", n_fantasies, minimum=0)
+        if seed is not None:
+            check_int("seed", seed, minimum=0)
+        if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
+            raise ValueError(
+                "independent_sampler must be an Optuna sampler (an optuna.samplers.BaseSampler, "
+                "e.g. optuna.samplers.RandomSampler(seed=0)) or None; "
+                f"got {independent_sampler!r}."
+            )
         if constraints_func is not None and not callable(constraints_func):
             raise ValueError(
                 f"constraints_func must be a callable FrozenTrial -> sequence of floats; "
@@ -401,6 +409,12 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         """The best of the first 32 distinct candidate configurations that no COMPLETE trial
         has and no RUNNING trial has or was proposed (its recorded proposal).
 
+        A candidate repeats a COMPLETE trial when it gives every parameter of that trial the
+        trial's value, even if it also sets parameters the trial did not ask for: the objective
+        runs define-by-run, so with the same values it asks the same parameters again and never
+        reads the others (a parameter asked only beyond a float threshold, or one the objective
+        no longer asks, is in every proposal; docs/design.md sec. 2, unexplained nodes).
+
         Candidates are counted after decoding, as configurations: several local searches may
         end at the same point (a corner of the box), and 32 copies of a pending configuration
         must not pass for an exhausted space. If each of the 32 repeats a trial, the space is
@@ -430,7 +444,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             seen.add(key)
             if len(seen) > _MAX_DUPLICATE_SKIPS:
                 break
-            if configuration.params in complete:
+            if any(_repeats(configuration.params, done) for done in complete):
                 continue
             if configuration.params not in pending:
                 return configuration
@@ -467,6 +481,14 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 f"this study has {len(study.directions)} objectives. Use one direction, or "
                 "optuna.samplers.TPESampler / NSGAIISampler for multi-objective optimisation."
             )
+
+
+def _repeats(candidate: dict[str, Any], trial_params: dict[str, Any]) -> bool:
+    """Whether ``candidate`` gives every parameter of a finished trial that trial's value
+    (a define-by-run objective then evaluates the trial again)."""
+    return all(
+        name in candidate and candidate[name] == value for name, value in trial_params.items()
+    )
 
 
 def _finite_minimisation_values(
