@@ -28,7 +28,12 @@ from condsamplers.acquisition import make_log_mc_ei, sample_fantasies
 from condsamplers.models.gp import ExactGP
 from condsamplers.samplers import base, proposals
 from condsamplers.samplers.base import MAX_RACE_RETRIES, ConditionalSampler
-from condsamplers.samplers.proposals import PROPOSAL_ATTR, encode_pending, read_proposal
+from condsamplers.samplers.proposals import (
+    PROPOSAL_ATTR,
+    encode_pending,
+    params_key,
+    read_proposal,
+)
 from condsamplers.space import FeatureSpec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -58,15 +63,11 @@ def _fast(name: str) -> dict[str, Any]:
     return FAST_BY_NAME.get(name, FAST)
 
 
-def _key(params: dict[str, Any]) -> tuple[tuple[str, Any], ...]:
-    return tuple(sorted(params.items()))
-
-
 def _assert_all_complete_and_distinct(study: optuna.Study, n_trials: int) -> None:
     trials = study.get_trials(deepcopy=False)
     assert len(trials) == n_trials
     assert all(t.state == TrialState.COMPLETE for t in trials)
-    keys = [_key(t.params) for t in trials]
+    keys = [params_key(t.params) for t in trials]
     assert len(set(keys)) == len(keys), "two trials have identical parameters"
 
 
@@ -195,7 +196,7 @@ def test_ask_and_tell_batch_is_spread_by_pending_points(name: str, n_fantasies: 
         study = history(sampler)
         trials = _ask_batch(study, 5)
         params = [study._storage.get_trial(t._trial_id).params for t in trials]
-        assert len({_key(p) for p in params}) == 5
+        assert len({params_key(p) for p in params}) == 5
         spreads[is_blind] = smallest_distance(params)
         for trial in trials:
             study.tell(trial, objective(trial))
@@ -229,7 +230,7 @@ def test_recorded_proposals_are_the_pending_points(monkeypatch: pytest.MonkeyPat
     for s in seen:  # each pending trial has its branch, x, and y or n active: 3 columns
         assert list(s) == [3] * len(s)
     proposals = [read_proposal(study._storage.get_trial(t._trial_id)) for t in trials]
-    assert len({_key(p.params) for p in proposals if p is not None}) == 4
+    assert len({params_key(p.params) for p in proposals if p is not None}) == 4
 
 
 # -- races between workers -------------------------------------------------------------------
@@ -358,7 +359,7 @@ def test_an_exhausted_space_is_shared_by_open_trials() -> None:
     space = {"u": CategoricalDistribution([1, 2]), "w": CategoricalDistribution([3, 4])}
     study.tell(study.ask(space), 0.0)
     trials = [study.ask(space) for _ in range(5)]
-    configurations = [_key(t.params) for t in trials]
+    configurations = [params_key(t.params) for t in trials]
     assert len(set(configurations[:3])) == 3
     assert all(read_proposal(study._storage.get_trial(t._trial_id)) for t in trials)
 

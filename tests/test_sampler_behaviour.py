@@ -17,6 +17,7 @@ from optuna.trial import TrialState
 
 from condsamplers import BOHAMIANNSampler, DNGOSampler
 from condsamplers.pipeline import log_regret
+from condsamplers.samplers.proposals import params_key
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -253,7 +254,7 @@ def _beyond_a_float_threshold(trial: optuna.Trial) -> float:
 
 
 def _repeated(study: optuna.Study) -> list[dict]:
-    keys = [tuple(sorted(t.params.items())) for t in study.trials]
+    keys = [params_key(t.params) for t in study.trials]
     return [dict(k) for k in set(keys) if keys.count(k) > 1]
 
 
