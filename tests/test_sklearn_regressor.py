@@ -89,6 +89,17 @@ def test_same_random_state_gives_identical_predictions() -> None:
     np.testing.assert_array_equal(first, second)
 
 
+@pytest.mark.parametrize("scale", [1e-13, 1e6])
+def test_fit_does_not_depend_on_the_units_of_y(scale: float) -> None:
+    """A target in tiny units is standardised like any other (only a spread within rounding of
+    the mean counts as constant), as scikit-learn's GaussianProcessRegressor(normalize_y=True)."""
+    X, y = conditional_data(40, seed=0)
+    X_test, _ = conditional_data(10, seed=1)
+    unit = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y).predict(X_test)
+    scaled = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y * scale).predict(X_test)
+    np.testing.assert_allclose(scaled / scale, unit, rtol=1e-4, atol=1e-4 * np.std(y))
+
+
 def test_nan_means_inactive() -> None:
     X, y = conditional_data(40, seed=0)
     # Scaling ignores inactive rows: column b's minimum is that of its active values.

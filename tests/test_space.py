@@ -10,7 +10,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
 from condsamplers import infer_space
-from condsamplers.space import ConditionalSpace
+from condsamplers.space import ConditionalSpace, covering_distribution
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -138,6 +138,38 @@ def test_same_name_with_different_ranges_in_branches_gives_variants() -> None:
     trial = next(t for t in _random_study(objective, 30).trials if t.params["z"] == 2)
     x, active = space.encode_trial(trial.params, trial.distributions)
     assert space.decode(x, active) == trial.params
+    assert space.search_space()["v"] == IntDistribution(1, 3)  # covers both variants
+
+
+@pytest.mark.parametrize(
+    "variants, covering",
+    [
+        ([FloatDistribution(0, 1), FloatDistribution(5, 10)], FloatDistribution(0, 10)),
+        (
+            [FloatDistribution(1e-3, 1, log=True), FloatDistribution(1e-5, 1e-2, log=True)],
+            FloatDistribution(1e-5, 1, log=True),
+        ),
+        (
+            [FloatDistribution(0, 1, step=0.25), FloatDistribution(0.5, 2, step=0.25)],
+            FloatDistribution(0, 2, step=0.25),
+        ),
+        (
+            [FloatDistribution(0, 1, step=0.25), FloatDistribution(0.1, 1.85, step=0.25)],
+            FloatDistribution(0, 1.85),
+        ),
+        (
+            [IntDistribution(0, 4, step=2), IntDistribution(2, 10, step=2)],
+            IntDistribution(0, 10, step=2),
+        ),
+        ([IntDistribution(0, 4, step=2), IntDistribution(1, 9, step=2)], IntDistribution(0, 9)),
+        ([CategoricalDistribution(["a", "b"])], CategoricalDistribution(["a", "b"])),
+    ],
+)
+def test_covering_distribution_contains_every_variant(variants, covering) -> None:
+    assert covering_distribution(variants) == covering
+    for variant in variants:
+        for value in (variant.low, variant.high) if hasattr(variant, "low") else variant.choices:
+            assert covering._contains(covering.to_internal_repr(value))
 
 
 def test_changed_distribution_is_merged_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:

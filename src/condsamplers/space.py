@@ -25,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from optuna.distributions import (
@@ -301,11 +301,18 @@ class ConditionalSpace:
         return [n for n in self.nodes if n.key in parents]
 
     def search_space(self) -> dict[str, BaseDistribution]:
-        """Optuna search space over all parameter names (first variant of each name)."""
-        space: dict[str, BaseDistribution] = {}
+        """Optuna search space over all parameter names.
+
+        A name with variants in several branches (another range in each, docs/design.md sec.
+        2.4) gets one distribution that covers them all (:func:`covering_distribution`):
+        Optuna checks only its kind against the distribution a trial asks, then takes the
+        proposed value if the asked one contains it; the first variant's range alone would
+        drop the others' values.
+        """
+        variants: dict[str, list[BaseDistribution]] = {}
         for node in self.nodes:
-            space.setdefault(node.name, node.distribution)
-        return space
+            variants.setdefault(node.name, []).append(node.distribution)
+        return {name: covering_distribution(dists) for name, dists in variants.items()}
 
     def paths(self, limit: int = MAX_PATHS) -> list[Path] | None:
         """All paths of the tree, or ``None`` if there are more than ``limit``."""
@@ -444,7 +451,9 @@ class ConditionalSpace:
         for node in self.nodes:
             if node.name != name:
                 continue
-            if distribution is None or distribution in node.accepted:
+            if distribution is None or distribution_key(distribution) in {
+                distribution_key(d) for d in node.accepted
+            }:
                 return node
             fallback = fallback or node
         return fallback
@@ -575,11 +584,14 @@ class _Observations:
     def __init__(self, trials: Sequence[FrozenTrial]) -> None:
         self.trials = list(trials)
         self.order: dict[str, float] = {}
-        self.values: dict[tuple[str, BaseDistribution], dict[int, float]] = {}
+        self.values: dict[tuple[str, Any], dict[int, float]] = {}
+        self.distributions: dict[tuple[str, Any], BaseDistribution] = {}
         for t_idx, trial in enumerate(self.trials):
             for position, (name, dist) in enumerate(trial.distributions.items()):
                 internal = dist.to_internal_repr(trial.params[name])
-                self.values.setdefault((name, dist), {})[t_idx] = float(internal)
+                key = (name, distribution_key(dist))
+                self.distributions.setdefault(key, dist)
+                self.values.setdefault(key, {})[t_idx] = float(internal)
                 self.order[name] = min(self.order.get(name, math.inf), position)
 
     def variant_nodes(self) -> list[ParamNode]:
@@ -588,17 +600,18 @@ class _Observations:
         for name, _ in self.values:
             counts[name] = counts.get(name, 0) + 1
         seen: dict[str, int] = {}
-        for name, dist in self.values:
+        for name, dist_key in self.values:
             i = seen.get(name, 0)
             seen[name] = i + 1
             key = name if counts[name] == 1 else f"{name}#{i}"
+            dist = self.distributions[(name, dist_key)]
             nodes.append(ParamNode(key, name, dist, accepted=[dist], position=self.order[name]))
         return sorted(nodes, key=lambda n: (n.position, n.key))
 
     def active(self, node: ParamNode) -> dict[int, float]:
         merged: dict[int, float] = {}
         for dist in node.accepted:
-            merged.update(self.values.get((node.name, dist), {}))
+            merged.update(self.values.get((node.name, distribution_key(dist)), {}))
         return merged
 
     def last_trial(self, node: ParamNode) -> int:
@@ -718,6 +731,55 @@ def _topological(nodes: Sequence[ParamNode]) -> list[ParamNode]:
     for node in nodes:
         place(node)
     return ordered
+
+
+def covering_distribution(distributions: Sequence[BaseDistribution]) -> BaseDistribution:
+    """One distribution that contains every value of ``distributions`` (variants of one name:
+    the same kind and ``log`` flag, as Optuna's storage demands): the smallest range around
+    their ranges, with their common step if they share it and their grids align (step 1 for
+    integers, none for floats otherwise). Categorical variants cannot differ within a study;
+    the first is returned, as for any other mix."""
+    first = distributions[0]
+    same_kind = all(type(d) is type(first) for d in distributions)
+    if not isinstance(first, FloatDistribution | IntDistribution) or not same_kind:
+        return first
+    numeric = cast(list[FloatDistribution | IntDistribution], list(distributions))
+    if any(d.log != first.log for d in numeric) or all(d == first for d in numeric):
+        return first
+    low, high = min(d.low for d in numeric), max(d.high for d in numeric)
+    step = first.step
+    aligned = step is not None and all(
+        d.step == step and math.isclose((d.low - low) / step, round((d.low - low) / step))
+        for d in numeric
+    )
+    if isinstance(first, IntDistribution):
+        step = int(step) if aligned and step is not None else 1
+        return IntDistribution(
+            int(low), int(low + (high - low) // step * step), log=first.log, step=step
+        )
+    if not aligned or step is None:
+        return FloatDistribution(low, high, log=first.log)
+    return FloatDistribution(low, low + math.floor((high - low) / step + 1e-9) * step, step=step)
+
+
+#: What a NaN value (a categorical choice ``float("nan")``) stands as in keys: ``nan != nan``,
+#: and two NaN objects hash apart, yet they are one choice.
+_NAN_KEY = "<condsamplers: NaN>"
+
+
+def value_key(value: Any) -> Any:
+    """A hashable stand-in of a parameter value, equal for equal values and for two NaNs."""
+    return _NAN_KEY if isinstance(value, float) and math.isnan(value) else value
+
+
+def distribution_key(distribution: BaseDistribution) -> Any:
+    """A hashable stand-in of a distribution, equal for equal distributions (Optuna's own
+    equality) and for two categorical ones whose choices differ only by NaN objects."""
+    if isinstance(distribution, CategoricalDistribution) and any(
+        value_key(c) is _NAN_KEY for c in distribution.choices
+    ):
+        return (CategoricalDistribution, tuple(value_key(c) for c in distribution.choices))
+    return distribution
 
 
 def to_internal(distribution: BaseDistribution, value: Any) -> float | None:

@@ -66,7 +66,13 @@ def gamma_log_prior(x: torch.Tensor, concentration: float, rate: float) -> torch
 
 
 def standardise(y: np.ndarray, model_name: str) -> tuple[torch.Tensor, float, float]:
-    """``(z, mean, std)`` with ``z = (y - mean) / std``; a constant ``y`` keeps ``std = 1``."""
+    """``(z, mean, std)`` with ``z = (y - mean) / std``; a constant ``y`` keeps ``std = 1``.
+
+    ``y`` counts as constant when its spread is within rounding of its mean (``std <= 10 eps
+    |mean|``, eps the float64 machine epsilon, as scikit-learn's ``normalize_y`` treats a zero
+    scale): a target whose values all lie within ``1e-13`` of each other but differ by more than
+    rounding is still standardised, and fitted as well as one on a unit scale.
+    """
     y = np.asarray(y, dtype=float)
     if y.shape[0] == 0:
         raise ValueError(f"{model_name}.fit needs at least one observation.")
@@ -74,7 +80,8 @@ def standardise(y: np.ndarray, model_name: str) -> tuple[torch.Tensor, float, fl
         raise ValueError(f"{model_name}.fit: y contains NaN or inf; filter or clip it first.")
     mean = float(y.mean())
     std = float(y.std())
-    std = std if std > 1e-12 * max(1.0, abs(mean)) else 1.0
+    rounding = 10.0 * float(np.finfo(float).eps) * abs(mean)
+    std = std if std > max(rounding, float(np.finfo(float).tiny)) else 1.0
     return torch.as_tensor((y - mean) / std, dtype=torch.float64), mean, std
 
 

@@ -46,6 +46,7 @@ from condsamplers.samplers.proposals import (
     params_key,
     record_proposal,
     rival_trial,
+    same_value,
     withdraw_proposal,
 )
 from condsamplers.space import ConditionalSpace, infer_space
@@ -58,6 +59,8 @@ _logger = get_logger(__name__)
 MAX_RACE_RETRIES = 3
 #: How many ranked candidates are tried before giving up on avoiding a duplicate.
 _MAX_DUPLICATE_SKIPS = 32
+#: Relative tolerance of ``objective_bound``: a value beyond it by no more is rounding.
+_BOUND_ROUNDING = 1e-12
 
 
 @contextlib.contextmanager
@@ -162,8 +165,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         )
         self._n_restarts = n_restarts
         self._lock = threading.RLock()
-        self._space_cache: tuple[tuple[int, ...], ConditionalSpace] | None = None
-        self._warm_start: Any = None
+        #: the tree of the last study seen, by :func:`_study_key` and COMPLETE trial numbers.
+        self._space_cache: tuple[tuple[Any, ...], ConditionalSpace] | None = None
+        #: what the last fit left to warm-start the next, by :func:`_study_key`.
+        self._warm_start: tuple[tuple[int, int], Any] | None = None
 
     @property
     def objective_bound(self) -> float | None:
@@ -257,7 +262,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     def conditional_space(self, study: Study) -> ConditionalSpace:
         """The tree this sampler currently infers from ``study`` (print ``.describe()``)."""
         complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        key = tuple(t.number for t in complete)
+        key = (_study_key(study), *(t.number for t in complete))
         with self._lock:
             if self._space_cache is None or self._space_cache[0] != key:
                 self._space_cache = (key, infer_space(complete))
@@ -326,7 +331,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if data is None:
             return None
         seed = int(self._rng.integers(2**31))
-        model = self._make_model(seed, self._warm_start)
+        warm = self._warm_start
+        model = self._make_model(seed, warm[1] if warm and warm[0] == _study_key(study) else None)
         rng = np.random.default_rng([seed, trial.number, attempt] if attempt else seed)
         try:
             proposal = propose(
@@ -342,7 +348,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 logging.WARNING, trial, f"the surrogate could not be fitted ({error})"
             )
             return None
-        self._warm_start = self._warm_start_of(proposal.model)
+        self._warm_start = (_study_key(study), self._warm_start_of(proposal.model))
         return self._first_new(space, proposal.X, proposal.active, study, trial)
 
     def _observations(
@@ -381,11 +387,16 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         self, y: np.ndarray, direction: StudyDirection, trials: list[FrozenTrial]
     ) -> np.ndarray:
         """``y`` (minimisation values of ``trials``) as the log of their gap to
-        ``objective_bound``; a trial beyond the bound is an error that names it."""
+        ``objective_bound``; a trial beyond the bound is an error that names it.
+
+        A value beyond the bound by rounding only (a relative ``1e-12``: scikit-learn's average
+        precision of a perfect ranking can be ``1.0000000000000002``) counts as at the bound."""
         bound = self._objective_bound
         assert bound is not None
         minimise = direction == StudyDirection.MINIMIZE
         target = bound if minimise else -bound
+        rounding = _BOUND_ROUNDING * max(1.0, abs(bound))
+        y = np.where((y < target) & (y >= target - rounding), target, y)
         beyond = np.flatnonzero(y < target)
         if len(beyond):
             first = trials[int(beyond[0])]
@@ -431,9 +442,12 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             if t.number != trial.number
         ]
         complete = [t.params for t in others if t.state == TrialState.COMPLETE]
-        pending = [
-            claim for t in others if t.state == TrialState.RUNNING for claim in claims_of(t)
-        ]
+        pending = {
+            params_key(claim)
+            for t in others
+            if t.state == TrialState.RUNNING
+            for claim in claims_of(t)
+        }
         repeat = None
         seen: set[tuple] = set()
         for x, a in zip(X, active, strict=True):
@@ -446,7 +460,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 break
             if any(_repeats(configuration.params, done) for done in complete):
                 continue
-            if configuration.params not in pending:
+            if key not in pending:
                 return configuration
             repeat = repeat or dataclasses.replace(configuration, repeats_pending=True)
         if repeat is not None:
@@ -483,11 +497,18 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             )
 
 
+def _study_key(study: Study) -> tuple[int, int]:
+    """Which study a step belongs to, so that one sampler shared by several studies (run in
+    turns or side by side) never reuses one study's tree or fit for another."""
+    return (id(study._storage), study._study_id)
+
+
 def _repeats(candidate: dict[str, Any], trial_params: dict[str, Any]) -> bool:
     """Whether ``candidate`` gives every parameter of a finished trial that trial's value
     (a define-by-run objective then evaluates the trial again)."""
     return all(
-        name in candidate and candidate[name] == value for name, value in trial_params.items()
+        name in candidate and same_value(candidate[name], value)
+        for name, value in trial_params.items()
     )
 
 

@@ -19,7 +19,7 @@ from optuna.distributions import BaseDistribution, distribution_to_json, json_to
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
-from condsamplers.space import ConditionalSpace, to_internal
+from condsamplers.space import ConditionalSpace, to_internal, value_key
 
 #: Trial system attribute holding the whole configuration a model-based step proposed for the
 #: trial: ``{"format": 1, "params": {name: external value}, "distributions": {name:
@@ -53,8 +53,14 @@ class Configuration:
 
 
 def params_key(params: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
-    """A hashable key of a configuration (its parameters sorted by name)."""
-    return tuple(sorted(params.items()))
+    """A hashable key of a configuration (its parameters sorted by name); two configurations
+    are the same iff their keys are equal (NaN values included)."""
+    return tuple(sorted((name, value_key(value)) for name, value in params.items()))
+
+
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two parameter values are the same choice (``nan`` is ``nan``)."""
+    return bool(value_key(a) == value_key(b))
 
 
 def decode_configuration(
@@ -135,8 +141,9 @@ def claims_of(trial: FrozenTrial) -> list[dict[str, Any]]:
 def rival_trial(study: Study, trial: FrozenTrial, params: dict[str, Any]) -> int | None:
     """Number of another COMPLETE or RUNNING trial that claims ``params`` (re-read from the
     storage), or ``None``."""
+    key = params_key(params)
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
-        if t.number != trial.number and params in claims_of(t):
+        if t.number != trial.number and key in {params_key(c) for c in claims_of(t)}:
             return t.number
     return None
 
