@@ -270,8 +270,8 @@ def test_a_retry_that_fails_withdraws_the_first_record(monkeypatch: pytest.Monke
     study = history(sampler)
     propose = ConditionalSampler._propose
 
-    def first_only(self, study_, trial, complete, attempt=0):  # type: ignore[no-untyped-def]
-        return propose(self, study_, trial, complete, attempt) if attempt == 0 else None
+    def first_only(self, study_, trial, complete, given, attempt=0):  # type: ignore[no-untyped-def]
+        return propose(self, study_, trial, complete, given, attempt) if attempt == 0 else None
 
     monkeypatch.setattr(ConditionalSampler, "_propose", first_only)
     monkeypatch.setattr(base, "rival_trial", lambda *args: 0)

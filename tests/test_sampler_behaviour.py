@@ -135,6 +135,32 @@ def test_a_name_with_another_range_in_each_branch_is_modelled_in_both(make_sampl
     assert {t.params["k"] for t in study.trials[4:]} >= {"a"}
 
 
+def _b_is_better(trial: optuna.Trial) -> float:
+    if trial.suggest_categorical("k", ["a", "b"]) == "a":
+        return 0.5 + (trial.suggest_float("x", 0, 1) - 0.3) ** 2
+    return (trial.suggest_int("n", 1, 10) - 4) ** 2 / 100
+
+
+@pytest.mark.filterwarnings("ignore::optuna.exceptions.ExperimentalWarning")
+@pytest.mark.parametrize("how", ["enqueue_trial", "PartialFixedSampler"])
+def test_parameters_fixed_from_outside_condition_the_proposal(make_sampler, how: str) -> None:
+    """With ``k`` fixed to the branch the model does not favour (a partial ``enqueue_trial``,
+    or ``PartialFixedSampler``), the model still proposes the branch's own parameters, given
+    ``k``: each trial evaluates a recorded proposal, none is sampled at random."""
+    study = optuna.create_study(sampler=make_sampler(n_startup_trials=4))
+    study.optimize(_b_is_better, n_trials=6)
+    if how == "enqueue_trial":
+        for _ in range(4):
+            study.enqueue_trial({"k": "a"})
+    else:
+        study.sampler = optuna.samplers.PartialFixedSampler({"k": "a"}, study.sampler)
+    study.optimize(_b_is_better, n_trials=4)
+    for trial in study.trials[6:]:
+        assert trial.params["k"] == "a"
+        proposal = read_proposal(trial)
+        assert proposal is not None and proposal.params == trial.params
+
+
 def test_running_trials_are_not_proposed_again(make_sampler) -> None:
     study = optuna.create_study(sampler=make_sampler())
     study.optimize(_tree, n_trials=8)

@@ -23,7 +23,7 @@ import scipy.optimize
 import torch
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES, Acquisition
-from condsamplers.space import ConditionalSpace, Path
+from condsamplers.space import ConditionalSpace, FixedValues, Path
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,11 +150,15 @@ def _local_search_starts(
     return np.array(starts, dtype=int)
 
 
-def _free_columns(space: ConditionalSpace, active: np.ndarray) -> np.ndarray:
+def _free_columns(
+    space: ConditionalSpace, active: np.ndarray, fixed: FixedValues | None = None
+) -> np.ndarray:
     branching = {n.key for n in space.branching_nodes()}
     numerical = np.array(
         [not n.is_categorical and n.key not in branching for n in space.nodes], dtype=bool
     )
+    if fixed is not None:
+        numerical[fixed.columns] = False
     return active & numerical[None, :]
 
 
@@ -164,12 +168,14 @@ def local_search(
     X0: np.ndarray,
     active: np.ndarray,
     max_iter: int,
+    fixed: FixedValues | None = None,
 ) -> np.ndarray:
-    """Jointly improve the rows of ``X0`` by L-BFGS-B on their free numerical columns.
+    """Jointly improve the rows of ``X0`` by L-BFGS-B on their free numerical columns (those
+    of ``fixed`` excepted).
 
     The rows are independent, so maximising the sum of their acquisition values maximises each.
     """
-    free = _free_columns(space, active)
+    free = _free_columns(space, active, fixed)
     if not free.any():
         return X0
     base = torch.as_tensor(X0)
@@ -210,10 +216,12 @@ def _sweep_categoricals(
     x: np.ndarray,
     active: np.ndarray,
     value: float,
+    fixed: FixedValues | None = None,
 ) -> tuple[np.ndarray, float]:
     branching = {n.key for n in space.branching_nodes()}
+    held = set() if fixed is None else set(fixed.columns.tolist())
     for j, node in enumerate(space.nodes):
-        if not (node.is_categorical and active[j]) or node.key in branching:
+        if not (node.is_categorical and active[j]) or node.key in branching or j in held:
             continue
         options = np.repeat(x[None, :], int(space.features.n_categories[j]), axis=0)
         options[:, j] = np.arange(len(options))
@@ -231,11 +239,26 @@ def _scored_candidates(
     settings: OptimizerSettings,
     X_start: np.ndarray | None,
     only: list[Path] | None,
+    fixed: FixedValues | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     X, active = _candidates(space, rng, settings, X_start, only)
     X = round_to_grid(space, X)
     X[~active] = 0.0
+    if fixed is not None:
+        X, active = fixed.keep(X, active)
     return X, active, _evaluate(acquisition, X, active)
+
+
+def _allowed_paths(
+    space: ConditionalSpace, only: list[Path] | None, fixed: FixedValues | None
+) -> list[Path] | None:
+    """``only`` (default: every path) less the paths ``fixed`` rules out; ``None`` (no
+    restriction) where the paths are too many to list or none is left."""
+    if fixed is None:
+        return only
+    paths = only or space.paths()
+    allowed = [p for p in paths or [] if fixed.allows(p)]
+    return allowed or only
 
 
 def select_path(
@@ -245,25 +268,35 @@ def select_path(
     rng: np.random.Generator,
     settings: OptimizerSettings = OptimizerSettings(),
     X_start: np.ndarray | None = None,
+    fixed: FixedValues | None = None,
 ) -> Path:
     """The path whose best configuration maximises ``path_acquisition`` (Jenatton et al. 2017,
     sec. 3.2, first step: the path EI of eq. 6, optimised jointly over the path and its shared
     parameters). Candidates per path as in :func:`maximize_acquisition`, then one L-BFGS-B
-    local search from the best candidate of every path."""
-    best_X, best_active, best_values = [], [], []
+    local search from the best candidate of every path. ``fixed``: values the candidates keep
+    (paths they rule out are not chosen)."""
+    paths = _allowed_paths(space, paths, fixed) or paths
+    best_X, best_active, best_values, best_paths = [], [], [], []
     for path in paths:
         X, active, values = _scored_candidates(
-            path_acquisition, space, rng, settings, X_start, [path]
+            path_acquisition, space, rng, settings, X_start, [path], fixed
         )
+        if not len(values):
+            continue
         i = int(np.argmax(values))
         best_X.append(X[i])
         best_active.append(active[i])
         best_values.append(values[i])
+        best_paths.append(path)
+    if not best_paths:
+        return paths[0]
     X0, active0 = np.array(best_X), np.array(best_active)
-    improved = local_search(path_acquisition, space, X0, active0, settings.local_search_max_iter)
+    improved = local_search(
+        path_acquisition, space, X0, active0, settings.local_search_max_iter, fixed
+    )
     improved = round_to_grid(space, improved)
     values = np.maximum(_evaluate(path_acquisition, improved, active0), best_values)
-    return paths[int(np.argmax(values))]
+    return best_paths[int(np.argmax(values))]
 
 
 def maximize_acquisition(
@@ -273,16 +306,21 @@ def maximize_acquisition(
     settings: OptimizerSettings = OptimizerSettings(),
     X_start: np.ndarray | None = None,
     only: list[Path] | None = None,
+    fixed: FixedValues | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidates ``(X, active, values)`` sorted by acquisition value, best first.
 
-    ``only``: search these paths alone (default: every path of ``space``).
+    ``only``: search these paths alone (default: every path of ``space``). ``fixed``: values
+    every candidate keeps (parameters set outside the model); the search runs over the others,
+    on the paths they allow. No candidate at all if none can keep them.
     """
-    X, active, values = _scored_candidates(acquisition, space, rng, settings, X_start, only)
-
+    only = _allowed_paths(space, only, fixed)
+    X, active, values = _scored_candidates(acquisition, space, rng, settings, X_start, only, fixed)
+    if not len(X):
+        return X, active, values
     starts = _local_search_starts(space, X, active, values, settings.n_local_search)
     improved = local_search(
-        acquisition, space, X[starts], active[starts], settings.local_search_max_iter
+        acquisition, space, X[starts], active[starts], settings.local_search_max_iter, fixed
     )
     improved = round_to_grid(space, improved)
     improved_values = _evaluate(acquisition, improved, active[starts])
@@ -292,5 +330,5 @@ def maximize_acquisition(
     values = np.concatenate([improved_values, values])
     order = np.argsort(-values, kind="stable")
     X, active, values = X[order], active[order], values[order]
-    X[0], values[0] = _sweep_categoricals(acquisition, space, X[0], active[0], values[0])
+    X[0], values[0] = _sweep_categoricals(acquisition, space, X[0], active[0], values[0], fixed)
     return X, active, values

@@ -26,7 +26,7 @@ from condsamplers.acquisition import (
 )
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
-from condsamplers.space import ConditionalSpace, Path
+from condsamplers.space import ConditionalSpace, FixedValues, Path
 
 ModelFactory = Callable[[int], Surrogate]
 
@@ -116,6 +116,7 @@ def propose(
     rng: np.random.Generator,
     settings: OptimizerSettings,
     make_constraint_model: ModelFactory | None = None,
+    fixed: FixedValues | None = None,
 ) -> Proposal:
     """Fit ``model``, account for pending points, and maximise log-EI over ``space``.
 
@@ -144,6 +145,11 @@ def propose(
     EI weighted by the probability of feasibility (DNGO sec. 3.2; the path EI by that of the
     constraints' path posteriors); the incumbent is the best posterior mean at *feasible*
     observed points, and while there is none the acquisition is the probability of feasibility.
+
+    With ``fixed`` (parameters whose values are set outside the model, such as an enqueued
+    trial's or the parameters a trial has already suggested), the acquisition is maximised over
+    the other parameters, on the paths those values allow: EI conditioned on them. No candidate
+    is returned if none can keep them.
     """
     model.fit(data.X, data.active, data.y, space.features)
     constraints = fit_constraints(space, data, make_constraint_model)
@@ -152,7 +158,9 @@ def propose(
         violation = np.nanmax(np.where(np.isnan(data.constraints), 0, data.constraints), axis=1)
         incumbents = data.X[np.argsort(violation, kind="stable")[:N_INCUMBENT_STARTS]]
         acquisition = make_log_feasibility(constraints)
-        X, active, values = _maximize(acquisition, space, data, rng, settings, incumbents)
+        X, active, values = _maximize(
+            acquisition, space, data, rng, settings, incumbents, fixed=fixed
+        )
         return Proposal(X, active, values, model, None)
     fantasies = [
         fantasy
@@ -166,9 +174,16 @@ def propose(
     acquisition = with_feasibility(log_ei, constraints)
     order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
     incumbents = data.X[order[:N_INCUMBENT_STARTS]]
-    path = _two_step_path(space, data, fantasies, constraints, rng, settings, incumbents)
+    path = _two_step_path(space, data, fantasies, constraints, rng, settings, incumbents, fixed)
     X, active, values = _maximize(
-        acquisition, space, data, rng, settings, incumbents, None if path is None else [path]
+        acquisition,
+        space,
+        data,
+        rng,
+        settings,
+        incumbents,
+        None if path is None else [path],
+        fixed,
     )
     return Proposal(X, active, values, model, path)
 
@@ -181,19 +196,20 @@ def _maximize(
     settings: OptimizerSettings,
     incumbents: np.ndarray,
     only: list[Path] | None = None,
+    fixed: FixedValues | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`maximize_acquisition`, each candidate valued (and returned) with the activity
     its unexplained nodes are predicted to have (``ConditionalSpace.activity_predictor``)."""
     predict = space.activity_predictor(data.X, data.active)
     if predict is None:
-        return maximize_acquisition(acquisition, space, rng, settings, incumbents, only)
+        return maximize_acquisition(acquisition, space, rng, settings, incumbents, only, fixed)
 
     def with_predicted_activity(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
         predicted = predict(X.detach().cpu().numpy(), active.cpu().numpy())
         return acquisition(X, torch.as_tensor(predicted))
 
     X, active, values = maximize_acquisition(
-        with_predicted_activity, space, rng, settings, incumbents, only
+        with_predicted_activity, space, rng, settings, incumbents, only, fixed
     )
     return X, predict(X, active), values
 
@@ -259,17 +275,22 @@ def _two_step_path(
     rng: np.random.Generator,
     settings: OptimizerSettings,
     incumbents: np.ndarray,
+    fixed: FixedValues | None = None,
 ) -> Path | None:
     """The path of the first step of the two-step EI, or ``None`` to search every path."""
     models = [f.model for f in fantasies] + [c.model for c in constraints]
     with_paths = all(isinstance(m, PathModel) and m.has_path_posterior for m in models)
     if not (settings.two_step and with_paths):
         return None
-    paths = [p for p in space.paths() or [] if not _exhausted(space, p, data)]
+    paths = [
+        p
+        for p in space.paths() or []
+        if not _exhausted(space, p, data) and (fixed is None or fixed.allows(p))
+    ]
     if len(paths) <= 1:
         return None
     path_acquisition = with_feasibility(make_log_mc_path_ei(fantasies), constraints, True)
-    return select_path(path_acquisition, space, paths, rng, settings, incumbents)
+    return select_path(path_acquisition, space, paths, rng, settings, incumbents, fixed)
 
 
 def _exhausted(space: ConditionalSpace, path: Path, data: Observations) -> bool:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -243,6 +243,41 @@ class Path:
     branch_values: tuple[tuple[str, tuple[float, ...]], ...]
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class FixedValues:
+    """Parameters whose values are given, as encoded columns a candidate must keep
+    (:meth:`ConditionalSpace.fixed_values`): the acquisition is then maximised over the other
+    parameters only, on the paths these values allow."""
+
+    columns: np.ndarray
+    units: np.ndarray
+    internals: np.ndarray
+    space: ConditionalSpace
+
+    def allows(self, path: Path) -> bool:
+        """Whether ``path`` is consistent with the fixed values of its branching nodes."""
+        fixed = dict(zip(self.columns.tolist(), self.internals.tolist(), strict=True))
+        for key, values in path.branch_values:
+            j = self.space.index[key]
+            if j in fixed and not np.isclose(np.asarray(values), fixed[j]).any():
+                return False
+        return True
+
+    def apply(self, X: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """``X`` with the fixed values in their columns wherever those are active."""
+        X = X.copy()
+        cols = self.columns
+        X[:, cols] = np.where(active[:, cols], self.units[None, :], X[:, cols])
+        return X
+
+    def keep(self, X: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The rows of ``X`` whose path the fixed values leave as it is, with those values
+        set."""
+        fixed = self.apply(X, active)
+        same_path = (self.space.active_mask(fixed) == active).all(axis=1)
+        return fixed[same_path], active[same_path]
+
+
 class ConditionalSpace:
     """A tree of :class:`ParamNode` with the unit-cube encoding of configurations.
 
@@ -357,6 +392,28 @@ class ConditionalSpace:
             parent_internal = self.nodes[p].from_unit(X[:, p])
             active[:, j] = active[:, p] & cond.holds(parent_internal)
         return active
+
+    def fixed_values(self, params: Mapping[str, Any]) -> FixedValues | None:
+        """The columns of ``params`` (values set outside the model: enqueued, fixed by another
+        sampler, already suggested in the trial) that the tree can encode, with their encoded
+        values; ``None`` if there is none. A name with variants fixes each variant whose
+        distribution holds the value; names and values the tree does not know are ignored."""
+        columns, units, internals = [], [], []
+        for j, node in enumerate(self.nodes):
+            internal = (
+                to_internal(node.distribution, params[node.name])
+                if (node.name in params)
+                else None
+            )
+            if internal is not None:
+                columns.append(j)
+                internals.append(internal)
+                units.append(float(node.to_unit(np.array([internal]))[0]))
+        if not columns:
+            return None
+        return FixedValues(
+            np.array(columns, dtype=int), np.array(units), np.array(internals), self
+        )
 
     def activity_predictor(
         self, X_seen: np.ndarray, active_seen: np.ndarray

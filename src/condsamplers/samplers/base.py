@@ -43,7 +43,9 @@ from condsamplers.samplers.proposals import (
     claims_of,
     decode_configuration,
     encode_pending,
+    fits,
     params_key,
+    read_proposal,
     record_proposal,
     rival_trial,
     same_value,
@@ -219,7 +221,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if len(complete) < max(self._n_startup_trials, 1):
             return {}
         with self._lock, _single_threaded():
-            return self._propose_and_record(study, trial, complete, search_space)
+            proposal = self._propose_and_record(
+                study, trial, complete, search_space, _given(trial)
+            )
+            return {} if proposal is None else proposal.params
 
     def sample_independent(
         self,
@@ -228,9 +233,19 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         param_name: str,
         param_distribution: BaseDistribution,
     ) -> Any:
+        """A parameter the trial's proposal does not give. If the tree knows it and the trial
+        has values the proposal did not expect (a parameter fixed by ``enqueue_trial`` or
+        ``PartialFixedSampler``, another branch than proposed), the model proposes again
+        given every value the trial holds (EI conditioned on them); otherwise (a startup trial,
+        a new parameter, nothing new to condition on) ``independent_sampler`` samples it."""
         self._check_single_objective(study)
-        n_complete = len(study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)))
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        n_complete = len(complete)
         if n_complete >= self._n_startup_trials and n_complete > 0:
+            with self._lock, _single_threaded():
+                value = self._conditioned_value(study, trial, complete, param_name)
+            if value is not _NO_VALUE and fits(param_distribution, value):
+                return value
             _logger.debug(
                 "%s: parameter %r of trial %d is outside the inferred tree (a new branch, or a "
                 "path the model did not predict); it is sampled by %s.",
@@ -268,15 +283,45 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 self._space_cache = (key, infer_space(complete))
             return self._space_cache[1]
 
+    def _conditioned_value(
+        self, study: Study, trial: FrozenTrial, complete: list[FrozenTrial], name: str
+    ) -> Any:
+        """The value of ``name`` in the trial's proposal, proposed again given the trial's
+        values when some of them are news to it (a value that differs from the proposal's, or
+        one of a parameter the proposal neither set nor was given); :data:`_NO_VALUE` if there
+        is none. A trial without a proposal (the model's step fell back to the independent
+        sampler) stays with the independent sampler."""
+        recorded = read_proposal(trial)
+        space = self.conditional_space(study)
+        if recorded is None or all(node.name != name for node in space.nodes):
+            return _NO_VALUE  # no model step for this trial, or a parameter new to the tree
+        given = _given(trial)
+        fixed = space.fixed_values(given)
+        known = {space.nodes[j].name for j in ([] if fixed is None else fixed.columns)}
+        news = [
+            n
+            for n in known
+            if (n not in recorded.given and n not in recorded.params)
+            or (n in recorded.params and not same_value(recorded.params[n], given[n]))
+        ]
+        if news:
+            recorded = self._propose_and_record(
+                study, trial, complete, space.search_space(), given
+            )
+        if recorded is None or name not in recorded.params:
+            return _NO_VALUE
+        return recorded.params[name]
+
     def _propose_and_record(
         self,
         study: Study,
         trial: FrozenTrial,
         complete: list[FrozenTrial],
         search_space: dict[str, BaseDistribution],
-    ) -> dict[str, Any]:
-        """Propose, record the proposal on ``trial``, and redo it if a concurrent worker holds
-        the same configuration.
+        given: dict[str, Any],
+    ) -> Configuration | None:
+        """Propose given the values in ``given``, record the proposal on ``trial``, and redo it
+        if a concurrent worker holds the same configuration.
 
         The proposal is first restricted to the trial's relative ``search_space``: in threads
         another trial may complete between Optuna's inference of that space and this step, so
@@ -293,19 +338,20 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         """
         rival = None
         for attempt in range(MAX_RACE_RETRIES + 1):
-            proposal = self._propose(study, trial, complete, attempt)
+            proposal = self._propose(study, trial, complete, given, attempt)
             if proposal is not None:
                 proposal = proposal.restricted_to(search_space)
             if proposal is None:
-                if attempt > 0:  # the trial goes to the independent sampler: not this record
+                if attempt > 0 or read_proposal(trial) is not None:  # no longer this record
                     withdraw_proposal(study, trial)
-                return {}
+                return None
+            proposal = dataclasses.replace(proposal, given=frozenset(given))
             record_proposal(study, trial, proposal)
             rival = (
                 None if proposal.repeats_pending else rival_trial(study, trial, proposal.params)
             )
             if rival is None:
-                return proposal.params
+                return proposal
             _logger.debug(
                 "%s: trial %d's proposal duplicates that of trial %d (concurrent workers); "
                 "proposing again (attempt %d).",
@@ -321,10 +367,15 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             f"{MAX_RACE_RETRIES + 1} proposals in a row duplicated those of concurrent workers "
             f"(last: trial {rival})",
         )
-        return {}
+        return None
 
     def _propose(
-        self, study: Study, trial: FrozenTrial, complete: list[FrozenTrial], attempt: int = 0
+        self,
+        study: Study,
+        trial: FrozenTrial,
+        complete: list[FrozenTrial],
+        given: dict[str, Any],
+        attempt: int = 0,
     ) -> Configuration | None:
         space = self.conditional_space(study)
         data = self._observations(study, space, complete, trial)
@@ -342,6 +393,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 rng,
                 self._settings,
                 make_constraint_model=lambda k: self._make_model(seed + 1 + k, None),
+                fixed=space.fixed_values(given),
             )
         except NumericalError as error:
             self._log_fallback(
@@ -495,6 +547,17 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 f"this study has {len(study.directions)} objectives. Use one direction, or "
                 "optuna.samplers.TPESampler / NSGAIISampler for multi-objective optimisation."
             )
+
+
+#: No value for a parameter (``None`` is a valid categorical choice).
+_NO_VALUE = object()
+
+
+def _given(trial: FrozenTrial) -> dict[str, Any]:
+    """The values a trial holds before the model proposes: those ``enqueue_trial`` fixed
+    (``fixed_params``) and those it has already suggested (which win)."""
+    fixed = trial.system_attrs.get("fixed_params")
+    return {**(fixed if isinstance(fixed, dict) else {}), **trial.params}
 
 
 def _study_key(study: Study) -> tuple[int, int]:

@@ -23,7 +23,8 @@ from condsamplers.space import ConditionalSpace, to_internal, value_key
 
 #: Trial system attribute holding the whole configuration a model-based step proposed for the
 #: trial: ``{"format": 1, "params": {name: external value}, "distributions": {name:
-#: optuna.distributions.distribution_to_json(...)}}`` (``None`` once withdrawn).
+#: optuna.distributions.distribution_to_json(...)}, "given": [name, ...]}`` (``None`` once
+#: withdrawn; ``given``, the parameters the step was conditioned on, may be missing).
 PROPOSAL_ATTR = "condsamplers:proposal"
 PROPOSAL_FORMAT = 1
 
@@ -33,11 +34,14 @@ class Configuration:
     """A whole configuration: external values and the distribution of each parameter.
 
     ``repeats_pending``: knowingly the configuration of a RUNNING trial (an exhausted space).
+    ``given``: names of the parameters whose values were given to the step that proposed it
+    (set outside the model: enqueued, fixed, or already suggested in the trial).
     """
 
     params: dict[str, Any]
     distributions: dict[str, BaseDistribution]
     repeats_pending: bool = False
+    given: frozenset[str] = frozenset()
 
     def restricted_to(self, search_space: dict[str, BaseDistribution]) -> Configuration:
         """The parameters Optuna will take from this configuration in a trial whose relative
@@ -83,6 +87,7 @@ def record_proposal(study: Study, trial: FrozenTrial, proposal: Configuration) -
         "distributions": {
             name: distribution_to_json(d) for name, d in proposal.distributions.items()
         },
+        "given": sorted(proposal.given),
     }
     study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, value)
 
@@ -104,10 +109,12 @@ def read_proposal(trial: FrozenTrial) -> Configuration | None:
     params, distributions = raw.get("params"), raw.get("distributions")
     if not isinstance(params, dict) or not isinstance(distributions, dict):
         return None
-    configuration = Configuration({}, {})
+    given = raw.get("given")
+    names = frozenset(n for n in given if isinstance(n, str)) if isinstance(given, list) else None
+    configuration = Configuration({}, {}, given=names or frozenset())
     for name, value in params.items():
         distribution = _read_distribution(distributions.get(name))
-        if isinstance(name, str) and distribution is not None and _fits(distribution, value):
+        if isinstance(name, str) and distribution is not None and fits(distribution, value):
             configuration.params[name] = value
             configuration.distributions[name] = distribution
     return configuration if configuration.params else None
@@ -120,7 +127,8 @@ def _read_distribution(text: Any) -> BaseDistribution | None:
         return None
 
 
-def _fits(distribution: BaseDistribution, value: Any) -> bool:
+def fits(distribution: BaseDistribution, value: Any) -> bool:
+    """Whether ``distribution`` holds ``value`` (``False`` for a value it cannot read)."""
     try:
         return to_internal(distribution, value) is not None
     except Exception:  # an odd value (say, a huge int or a nested list) does not fit
