@@ -274,8 +274,8 @@ def select_path(
     sec. 3.2, first step: the path EI of eq. 6, optimised jointly over the path and its shared
     parameters). Candidates per path as in :func:`maximize_acquisition`, then one L-BFGS-B
     local search from the best candidate of every path. ``fixed``: values the candidates keep
-    (paths they rule out are not chosen)."""
-    paths = _allowed_paths(space, paths, fixed) or paths
+    (the caller passes only the paths they allow); a path none of whose candidates keeps them is
+    not chosen."""
     best_X, best_active, best_values, best_paths = [], [], [], []
     for path in paths:
         X, active, values = _scored_candidates(

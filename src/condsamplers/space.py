@@ -152,7 +152,7 @@ class ParamNode:
         if isinstance(d, CategoricalDistribution):
             return True
         if isinstance(d, IntDistribution) and not d.log:
-            return (d.high - d.low) // d.step + 1 <= MAX_INT_BRANCH_VALUES
+            return cast(int, self.n_values()) <= MAX_INT_BRANCH_VALUES
         return False
 
     def grid(self) -> np.ndarray:
