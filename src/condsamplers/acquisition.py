@@ -13,11 +13,11 @@ there, but once the posterior variance ``s^2`` at a point falls below the noise 
 Notz and Zeng (2006, "Global optimization of stochastic black-box systems via sequential kriging
 meta-models", J. Global Optim. 34) multiplies EI by ``1 - tau / sqrt(s^2 + tau^2)``
 (``make_log_mc_ei(..., noise)``), the relative reduction of the predictive standard deviation that
-one more observation brings (``Surrogate.noise_variance()``: the fitted noise). BNGPSampler uses
-it; the other samplers keep plain EI (``OptimizerSettings.noise_penalty``, see docs/design.md
-sec. 5 for the measurements). With a noise-free objective ``tau^2`` is tiny and the factor is
-1 wherever EI is not already negligible. We keep the plug-in incumbent (below) rather than
-Huang et al.'s "effective best solution" (``min mu + s`` over the observed points): on
+one more observation brings (``Surrogate.noise_variance()``: the fitted noise). BNGPSampler and
+ArcGPSampler use it; the other samplers keep plain EI (``OptimizerSettings.noise_penalty``, see
+docs/design.md sec. 5 for the measurements). With a noise-free objective ``tau^2`` is tiny and
+the factor is 1 wherever EI is not already negligible. We keep the plug-in incumbent (below)
+rather than Huang et al.'s "effective best solution" (``min mu + s`` over the observed points): on
 ``branching_nested`` (20 seeds) the two gave 0.025 and 0.028, against 0.043 for plain EI
 (docs/benchmarks.md).
 

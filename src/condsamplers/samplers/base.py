@@ -117,7 +117,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
-    #: was measured to help (BNGPSampler; docs/design.md sec. 5), plain EI elsewhere.
+    #: was measured to help (BNGPSampler, ArcGPSampler; docs/design.md sec. 5), plain EI
+    #: elsewhere.
     noise_penalty: ClassVar[bool] = False
 
     def __init__(

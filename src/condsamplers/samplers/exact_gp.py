@@ -14,10 +14,17 @@ class ExactGPSampler(ConditionalSampler):
     the previous fit's hyperparameters warm-start the next one."""
 
     kernel_name: ClassVar[str]
+    #: The GP's constant prior mean, ``"sample"`` or ``"gls"`` (ordinary kriging;
+    #: :class:`ExactGP`); ``None``: the kernel's ``default_mean``.
+    constant_mean: ClassVar[str | None] = None
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
         return ExactGP(
-            self.kernel_name, n_restarts=self._n_restarts, seed=seed, warm_start=warm_start
+            self.kernel_name,
+            n_restarts=self._n_restarts,
+            seed=seed,
+            warm_start=warm_start,
+            mean=self.constant_mean,
         )
 
     def _warm_start_of(self, model: Surrogate) -> Any:
