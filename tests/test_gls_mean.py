@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 import torch
 
+from condsamplers import ArcGPSampler, BNGPSampler
 from condsamplers.models.gp import ExactGP
+from condsamplers.sklearn import CondGPRegressor
 from condsamplers.space import FeatureSpec
 
 
@@ -77,6 +79,17 @@ def test_the_branching_nested_kernel_uses_the_gls_mean_by_default() -> None:
     assert ExactGP("arc").mean == "sample"
     assert ExactGP("matern").mean == "sample"
     assert ExactGP("bn", mean="sample").mean == "sample"
+
+
+@pytest.mark.parametrize("sampler_cls", [ArcGPSampler, BNGPSampler])
+def test_the_exact_gp_samplers_fit_the_gls_mean_with_augmented_ei(sampler_cls) -> None:
+    """Both exact-GP samplers model a study by ordinary kriging with augmented EI (docs/design.md
+    sec. 5), while the arc regressor keeps the sample mean of its kernel."""
+    sampler = sampler_cls(seed=0)
+    assert sampler._make_model(0, None).mean == "gls"
+    assert sampler._settings.noise_penalty
+    x, y = _clustered_data()
+    assert CondGPRegressor(kernel="arc", random_state=0).fit(x, y).model_.mean == "sample"
 
 
 def test_an_unknown_mean_is_refused() -> None:
