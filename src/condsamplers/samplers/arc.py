@@ -23,8 +23,3 @@ class ArcGPSampler(ExactGPSampler):
     """
 
     kernel_name = "arc"
-    #: Ordinary kriging and augmented EI together, as BNGPSampler: on branching_nested (seeds
-    #: 10-49) median regret 0.036 against 0.062 with the sample mean and plain EI, no run left
-    #: on a wrong branch against 5 of 40 (docs/design.md sec. 5).
-    constant_mean = "gls"
-    noise_penalty = True

@@ -26,6 +26,3 @@ class BNGPSampler(ExactGPSampler):
     """
 
     kernel_name = "bn"
-    #: Augmented EI (Huang et al. 2006): on branching_nested (20 seeds, sample mean) median
-    #: regret 0.026 against 0.043 with plain EI (docs/benchmarks.md).
-    noise_penalty = True
