@@ -256,6 +256,7 @@ def test_same_random_state_gives_the_same_search() -> None:
     assert run(sampler=sampler) == run(sampler=sampler)  # the given sampler is copied
     default = CondBayesSearchCV(PIPE, SPACE, n_iter=2, cv=2, random_state=1).fit(X, y).study_
     assert isinstance(default.sampler, TreeGPSampler) and not default.sampler._settings.two_step
+    assert default.sampler._independent and default.sampler._offsets == "shared"
     assert run(random_state=1) == run(random_state=1)
     assert run(random_state=1) != run(random_state=2)
 

@@ -86,6 +86,8 @@ def _joint_gp(model: TreeGP, X, active, X_test, active_test):
     Zt = model.inner_features(to_t(X_test), to_t(active_test)).numpy()
     S = np.diag(model.variance_c_.numpy())
     offsets = np.append(model.params_["offsets"].numpy(), 0.0)
+    if model.offsets == "shared":  # one b for every leaf, known or not
+        offsets = np.full(len(model.structure_.leaves) + 1, offsets[0])
     b, bt = offsets[leaf], offsets[leaf_t]
     noise = math.exp(float(model.params_["log_noise"][0])) + model.min_noise
     K = Z @ S @ Z.T + _leaf_kernel(model, X, leaf, X, leaf) + noise * np.eye(len(X))
@@ -115,6 +117,8 @@ def _joint_gp(model: TreeGP, X, active, X_test, active_test):
         {"independent": True},
         {"inner_basis": "linear"},
         {"signal_variance": "leaf"},
+        {"offsets": "shared"},
+        {"offsets": "shared", "independent": True, "signal_variance": "leaf"},
     ],
     ids=[
         "tree-path-inputs",
@@ -122,6 +126,8 @@ def _joint_gp(model: TreeGP, X, active, X_test, active_test):
         "independent",
         "linear-inner-basis",
         "signal-variance-per-leaf",
+        "shared-offset",
+        "independent-shared-offset",
     ],
 )
 def test_tree_gp_equals_the_joint_gp_with_the_induced_kernel(options: dict) -> None:
@@ -246,18 +252,24 @@ def test_tree_gp_rejects_bad_options_and_bad_targets() -> None:
         TreeGP(inner_basis="quadratic")
     with pytest.raises(ValueError, match="signal_variance"):
         TreeGP(signal_variance="node")
+    with pytest.raises(ValueError, match="offsets"):
+        TreeGP(offsets="node")
     X, active, y = _data()
     y[0] = np.nan
     with pytest.raises(ValueError, match="NaN or inf"):
         TreeGP().fit(X, active, y, FEATURES)
 
 
-@pytest.mark.parametrize("signal_variance", ["shared", "leaf"])
+@pytest.mark.parametrize(
+    "options",
+    [{"signal_variance": "shared"}, {"signal_variance": "leaf"}, {"offsets": "shared"}],
+    ids=["shared-signal-variance", "signal-variance-per-leaf", "shared-offset"],
+)
 def test_warm_start_carries_over_when_a_new_leaf_and_new_inner_nodes_appear(
-    signal_variance: str,
+    options: dict,
 ) -> None:
     X, active, y = _data()
-    options = dict(seed=0, max_iter=50, signal_variance=signal_variance)
+    options = dict(seed=0, max_iter=50, **options)
     first = TreeGP(**options).fit(X[:11], active[:11], y[:11], FeatureSpec(N_CATEGORIES))
     assert len(first.structure_.leaves) == 2
     state = first.warm_start_state()
@@ -265,3 +277,22 @@ def test_warm_start_carries_over_when_a_new_leaf_and_new_inner_nodes_appear(
     assert len(second.structure_.leaves) == 4
     log_ml, mean, var = _joint_gp(second, X, active, X[:3], active[:3])
     assert second.log_marginal_likelihood_ == pytest.approx(log_ml, abs=1e-8, rel=1e-8)
+
+
+def test_with_a_shared_offset_a_leaf_reverts_to_the_common_level_away_from_its_data() -> None:
+    """Leaf 0 has many good values near 0; leaf 2 two poor ones near 3, at one corner of its
+    box. Far from those two, a per-leaf offset keeps leaf 2 at its own poor level; one shared
+    offset lets it revert towards the common level, with the uncertainty of its GP."""
+    rng = np.random.default_rng(0)
+    X, active = _random_rows(rng, [0] * 12 + [2] * 2)
+    X[12:, 5] = [0.0, 0.05]
+    X[12:, 4] = 0
+    y = np.concatenate([0.1 * rng.standard_normal(12), [3.0, 3.1]])
+    far, far_active = X[12:13].copy(), active[12:13]
+    far[0, 5], far[0, 4] = 1.0, 2
+    means = {}
+    for offsets in ("leaf", "shared"):
+        model = TreeGP(seed=0, independent=True, signal_variance="leaf", offsets=offsets)
+        means[offsets] = float(model.fit(X, active, y, FEATURES).predict(far, far_active)[0][0])
+    assert means["leaf"] > 1.5  # its own level, shrunk a little by the N(0, 1) prior
+    assert means["shared"] < 0.5  # the common level, about the good leaf's 0

@@ -58,8 +58,9 @@ def test_two_step_searches_the_path_with_the_best_path_ei_only() -> None:
         {"acquisition": "joint"},
         {"independent": True, "acquisition": "joint"},
         {"inner_basis": "linear"},
+        {"independent": True, "acquisition": "joint", "offsets": "shared"},
     ],
-    ids=["two-step", "joint", "independent", "linear-inner-basis"],
+    ids=["two-step", "joint", "independent", "linear-inner-basis", "independent-shared-offset"],
 )
 def test_every_variant_finds_the_best_leaf(options: dict) -> None:
     sampler = TreeGPSampler(seed=0, n_startup_trials=6, **FAST, **options)
@@ -76,6 +77,7 @@ def test_every_variant_finds_the_best_leaf(options: dict) -> None:
         ({"leaf_inputs": "all"}, "leaf_inputs"),
         ({"inner_basis": "rff"}, "inner_basis"),
         ({"signal_variance": "path"}, "signal_variance"),
+        ({"offsets": "path"}, "offsets"),
         ({"independent": True}, "acquisition='joint'"),
     ],
 )

@@ -29,7 +29,19 @@ across leaves; ``"leaf"``: only the columns that live at ``p`` alone, as in the 
 experiments (shared parameters then act linearly only). Length scales are per column and
 shared by the leaves where the column appears; the signal variance is per leaf, ``s_p``
 (``signal_variance="leaf"``: the paper's ``K_p`` of eq. 1), or one ``s`` for all leaves
-(``"shared"``); the noise is shared; the offsets ``b_p`` are per leaf.
+(``"shared"``); the noise is shared; the offsets ``b_p`` are per leaf (``offsets="leaf"``, eq. 1)
+or one ``b`` for all leaves (``offsets="shared"``).
+
+**Shared offsets.** With ``b_p`` per leaf (fitted, as the paper's hyperparameters), a leaf's
+level is estimated from its own observations: after two poor observations a leaf reverts to a
+poor level everywhere, also far from them. With one ``b`` (``offsets="shared"``), the MAP
+estimate of a constant mean under the marginal likelihood, i.e. the generalised-least-squares
+constant of ordinary kriging (as ``ExactGP(mean="gls")``), every leaf GP reverts to the common
+level away from its data, and how far a leaf departs from it is the leaf GP's own deviation,
+local to its observations and scaled by its signal variance. With ``independent=True`` the
+leaves then share only that constant: independent GPs per leaf around one level. (With inner
+nodes, their intercepts and the one-hot of a categorical column that selects the leaf still
+give each leaf a level of its own, with a Gaussian prior.)
 
 **Inference** (sec. 2.2-2.3), on standardised ``y``, with ``M_p = K_p + sigma^2 I``,
 ``r_p = y_p - b_p`` and ``Z_p`` the feature rows of leaf ``p``::
@@ -93,6 +105,7 @@ _logger = get_logger(__name__)
 
 LEAF_INPUTS = ("path", "leaf")
 SIGNAL_VARIANCES = ("leaf", "shared")
+OFFSETS = ("leaf", "shared")
 INNER_BASES = ("linear", "fourier")
 #: Random Fourier features per inner node with ``inner_basis="fourier"`` (sec. 4.3).
 N_FOURIER = 16
@@ -307,6 +320,18 @@ class _Bucket:
 _LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
 
 
+def _per_leaf(
+    values: torch.Tensor, leaf: torch.Tensor | np.ndarray, shared: bool, missing: float
+) -> torch.Tensor:
+    """``values[p]`` for each leaf ``p`` in ``leaf`` (``missing`` where ``p = -1``, a pattern
+    that is no known leaf), or ``values[0]`` for every leaf if ``shared``."""
+    if shared:
+        return values[0].expand(len(leaf))
+    padded = torch.cat([values, torch.full((1,), missing, dtype=torch.float64)])
+    index = torch.as_tensor(np.asarray(leaf))
+    return padded[torch.where(index < 0, len(padded) - 1, index)]
+
+
 class TreeGP(Surrogate):
     """Jenatton et al. (2017) tree GP: leaf GPs plus random linear inner-node functions.
 
@@ -326,6 +351,8 @@ class TreeGP(Surrogate):
         warm_start: what :meth:`warm_start_state` returned after a previous fit.
         max_iter: L-BFGS-B iterations per start.
         min_noise: floor of the noise variance (standardised units).
+        offsets: ``"leaf"`` (an offset ``b_p`` per leaf, eq. 1; a leaf without data gets 0,
+            its prior's mean) or ``"shared"`` (one ``b`` for every leaf; module docstring).
         hyperparameter_samples: ``0`` (default): the MAP hyperparameters alone. ``S > 0``:
             also ``S`` samples of the hyperparameter posterior by slice sampling, started at
             the MAP values (:func:`~condsamplers.models.fitting.slice_sample`); each is a model
@@ -351,7 +378,11 @@ class TreeGP(Surrogate):
         inner_basis: str = "fourier",
         signal_variance: str = "shared",
         hyperparameter_samples: int = 0,
+        offsets: str = "leaf",
     ) -> None:
+        if offsets not in OFFSETS:
+            raise ValueError(f"offsets must be one of {OFFSETS}; got {offsets!r}.")
+        self.offsets = offsets
         if leaf_inputs not in LEAF_INPUTS:
             raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
         if signal_variance not in SIGNAL_VARIANCES:
@@ -439,18 +470,23 @@ class TreeGP(Surrogate):
         return len(self.structure_.leaves)
 
     @property
+    def _n_offsets(self) -> int:
+        return self.n_leaves if self.offsets == "leaf" else 1
+
+    def _leaf_offsets(self, params: Params, leaf: torch.Tensor | np.ndarray) -> torch.Tensor:
+        """Offset ``b_p`` of each leaf in ``leaf`` (``-1``, a pattern that is no known leaf:
+        0, its prior's mean, or the shared ``b``)."""
+        return _per_leaf(params["offsets"], leaf, self.offsets == "shared", 0.0)
+
+    @property
     def _n_amplitudes(self) -> int:
         return self.n_leaves if self.signal_variance == "leaf" else 1
 
     def _amplitudes(self, params: Params, leaf: torch.Tensor | np.ndarray) -> torch.Tensor:
         """Signal variance ``s_p`` of each leaf in ``leaf`` (``-1``, a pattern that is no known
         leaf: 1, what a leaf without data gets from its prior)."""
-        log_amplitude = params["log_amplitude"]
-        if self.signal_variance == "shared":
-            return torch.exp(log_amplitude[0]).expand(len(leaf))
-        padded = torch.cat([torch.exp(log_amplitude), torch.ones(1, dtype=torch.float64)])
-        index = torch.as_tensor(np.asarray(leaf))
-        return padded[torch.where(index < 0, len(padded) - 1, index)]
+        shared = self.signal_variance == "shared"
+        return _per_leaf(torch.exp(params["log_amplitude"]), leaf, shared, 1.0)
 
     @property
     def _basis(self) -> str:
@@ -485,9 +521,10 @@ class TreeGP(Surrogate):
 
     def _default_params(self) -> Params:
         d = self.features_.n_features
-        offsets = torch.zeros(self.n_leaves, dtype=torch.float64)
-        for p, rows in getattr(self, "rows_", {}).items():
-            offsets[p] = self.z_[rows].mean()
+        offsets = torch.zeros(self._n_offsets, dtype=torch.float64)
+        if self.offsets == "leaf":
+            for p, rows in getattr(self, "rows_", {}).items():
+                offsets[p] = self.z_[rows].mean()
         params = {
             "log_omega": torch.zeros(d, dtype=torch.float64),
             "log_amplitude": torch.zeros(self._n_amplitudes, dtype=torch.float64),
@@ -541,7 +578,9 @@ class TreeGP(Surrogate):
             for k, v in default.items()
         }
         old_leaf = {leaf: p for p, leaf in enumerate(state["leaves"])}
-        per_leaf = ["offsets"] + (["log_amplitude"] if self.signal_variance == "leaf" else [])
+        per_leaf = (["offsets"] if self.offsets == "leaf" else []) + (
+            ["log_amplitude"] if self.signal_variance == "leaf" else []
+        )
         for p, leaf in enumerate(self.structure_.leaves):
             for key in per_leaf:
                 matched = leaf in old_leaf and len(old[key]) == len(state["leaves"])
@@ -664,7 +703,8 @@ class TreeGP(Surrogate):
                 + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
             )
             L = robust_cholesky(K, log=log)
-            r = (self.z_[bucket.rows] - params["offsets"][bucket.leaves][:, None]) * bucket.valid
+            offsets = self._leaf_offsets(params, bucket.leaves)
+            r = (self.z_[bucket.rows] - offsets[:, None]) * bucket.valid
             rhs = torch.cat([r[..., None], Z[bucket.rows] * bucket.valid[..., None]], dim=2)
             A = torch.linalg.solve_triangular(L, rhs, upper=False)
             quad = quad + (A[..., 0] ** 2).sum()
@@ -718,10 +758,6 @@ class TreeGP(Surrogate):
                 self.mu_c_ = torch.zeros(0, dtype=torch.float64)
 
     # -- prediction ----------------------------------------------------------------------
-    def _offsets_of(self, leaf: np.ndarray) -> torch.Tensor:
-        offsets = torch.cat([self.params_["offsets"], torch.zeros(1, dtype=torch.float64)])
-        return offsets[torch.as_tensor(np.where(leaf < 0, len(offsets) - 1, leaf))]
-
     def _c_variance(self, T: torch.Tensor) -> torch.Tensor:
         """``t^T Lambda_c^-1 t`` for each row ``t`` of ``T``."""
         if T.shape[1] == 0:
@@ -756,7 +792,7 @@ class TreeGP(Surrogate):
             explained = explained.index_put((rows,), (v * v).sum(0))
             k_W = k_W.index_put((rows,), k @ W)
         T = Z - k_W
-        mean = self._offsets_of(leaf) + k_alpha + T @ self.mu_c_
+        mean = self._leaf_offsets(self.params_, leaf) + k_alpha + T @ self.mu_c_
         var = (amplitude - explained + self._c_variance(T)).clamp_min(1e-12)
         return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
 
@@ -769,7 +805,7 @@ class TreeGP(Surrogate):
         """
         leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
         Z = self.inner_features(X, active)
-        mean = self._offsets_of(leaf) + Z @ self.mu_c_
+        mean = self._leaf_offsets(self.params_, leaf) + Z @ self.mu_c_
         var = self._c_variance(Z).clamp_min(1e-12)
         return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
 
@@ -789,6 +825,7 @@ class TreeGP(Surrogate):
             self.min_noise,
             self.inner_basis,
             self.signal_variance,
+            offsets=self.offsets,
         )
         other.y_mean_, other.y_std_ = self.y_mean_, self.y_std_
         other.features_ = self.features_
@@ -798,9 +835,10 @@ class TreeGP(Surrogate):
         )
         other.layout_ = self.layout_
         other.fourier_ = self.fourier_
-        offsets = torch.zeros(other.n_leaves, dtype=torch.float64)
-        offsets[: self.n_leaves] = self.params_["offsets"]
-        other.params_ = {**self.params_, "offsets": offsets}
+        offsets = self.params_["offsets"]
+        if self.offsets == "leaf":  # a new leaf (a pending pattern): no data, prior mean 0
+            offsets = torch.cat([offsets, torch.zeros(other.n_leaves - self.n_leaves)])
+        other.params_ = {**self.params_, "offsets": offsets.to(torch.float64)}
         if self.signal_variance == "leaf":  # a new leaf (a pending pattern): no data, prior 1
             log_amplitude = torch.zeros(other.n_leaves, dtype=torch.float64)
             log_amplitude[: self.n_leaves] = self.params_["log_amplitude"]

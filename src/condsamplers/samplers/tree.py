@@ -11,7 +11,13 @@ from optuna.trial import FrozenTrial
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES
 from condsamplers.models.base import Surrogate
-from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, SIGNAL_VARIANCES, TreeGP
+from condsamplers.models.tree_gp import (
+    INNER_BASES,
+    LEAF_INPUTS,
+    OFFSETS,
+    SIGNAL_VARIANCES,
+    TreeGP,
+)
 from condsamplers.samplers.base import ConditionalSampler
 from condsamplers.validation import check_int
 
@@ -43,6 +49,11 @@ class TreeGPSampler(ConditionalSampler):
         signal_variance: ``"shared"`` (default: one signal variance for all paths) or
             ``"leaf"`` (each path's GP has its own, the ``K_p`` of eq. 1; the default of
             ``CondBayesSearchCV``, docs/search_cv.md sec. 8).
+        offsets: ``"leaf"`` (default: each path's GP has its own constant mean ``b_p``, eq. 1)
+            or ``"shared"`` (one constant for every path, the generalised-least-squares
+            constant of ordinary kriging: a path reverts to the common level away from its
+            own observations; with ``independent=True`` the default of ``CondBayesSearchCV``,
+            docs/search_cv.md sec. 8).
         hyperparameter_samples: ``0`` (default): EI of the MAP hyperparameters. ``S > 0``: EI
             averaged over ``S`` slice samples of the hyperparameter posterior, the integrated
             acquisition of DNGO (Snoek et al. 2015, eq. 11-12; ``TreeGP``'s argument of the
@@ -61,6 +72,7 @@ class TreeGPSampler(ConditionalSampler):
         inner_basis: str = "fourier",
         signal_variance: str = "shared",
         hyperparameter_samples: int = 0,
+        offsets: str = "leaf",
         seed: int | None = None,
         n_startup_trials: int = 10,
         independent_sampler: BaseSampler | None = None,
@@ -81,6 +93,8 @@ class TreeGPSampler(ConditionalSampler):
             raise ValueError(
                 f"signal_variance must be one of {SIGNAL_VARIANCES}; got {signal_variance!r}."
             )
+        if offsets not in OFFSETS:
+            raise ValueError(f"offsets must be one of {OFFSETS}; got {offsets!r}.")
         if independent and acquisition == "two_step":
             raise ValueError(
                 "independent=True has no path EI (the inner-node weights c are 0); "
@@ -101,6 +115,7 @@ class TreeGPSampler(ConditionalSampler):
         self._leaf_inputs = leaf_inputs
         self._inner_basis = inner_basis
         self._signal_variance = signal_variance
+        self._offsets = offsets
         self._hyperparameter_samples = check_int(
             "hyperparameter_samples", hyperparameter_samples, minimum=0
         )
@@ -113,6 +128,7 @@ class TreeGPSampler(ConditionalSampler):
             signal_variance=self._signal_variance,
             hyperparameter_samples=self._hyperparameter_samples,
             independent=self._independent,
+            offsets=self._offsets,
             n_restarts=self._n_restarts,
             seed=seed,
             warm_start=warm_start,

@@ -58,12 +58,19 @@ __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 #: Optuna name of the branch choice (an index into the list of dicts), present only when the
 #: search space has several branches. scikit-learn parameter names never start with ``__``.
 BRANCH_PARAM = "__branch__"
-#: Acquisition of the default ``TreeGPSampler``: model selection needs branches valued by
-#: their best configuration, not their mean level (docs/search_cv.md sec. 8).
-DEFAULT_ACQUISITION = "joint"
-#: Signal variance of the default ``TreeGPSampler``: one per branch, since the classifiers of a
-#: model selection differ in how much their scores vary (docs/search_cv.md sec. 8).
-DEFAULT_SIGNAL_VARIANCE = "leaf"
+#: Settings of the default ``TreeGPSampler`` (docs/search_cv.md sec. 8). ``acquisition``:
+#: model selection needs branches valued by their best configuration, not their mean level.
+#: ``signal_variance``: one per branch, since the classifiers of a model selection differ in
+#: how much their scores vary. ``independent`` and ``offsets``: a search space's tree has one
+#: level (the branch choice, then each branch's own parameters), so the inner-node weights
+#: would only give each branch a level of its own, which a branch's few poor random trials
+#: then fix for the whole branch; instead the branches' GPs revert to one common constant.
+DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
+    "acquisition": "joint",
+    "signal_variance": "leaf",
+    "independent": True,
+    "offsets": "shared",
+}
 #: The priors of a ``(low, high, prior)`` range tuple.
 PRIORS = ("uniform", "log-uniform")
 #: How often a trial that repeats an evaluated configuration is asked again before the search
@@ -567,9 +574,11 @@ class CondBayesSearchCV(BaseSearchCV):
         sampler: an Optuna sampler (a condsamplers sampler or Optuna's own); it is deep-copied
             at each ``fit``, so fits are repeatable. ``None``:
             ``TreeGPSampler(seed=..., acquisition="joint", signal_variance="leaf",
-            objective_bound=b)`` seeded from ``random_state`` (joint EI: each branch is valued
-            by what its best configuration may reach, not by its mean level as the two-step EI
-            does; a signal variance per branch; ``b`` the best value of the maximised score
+            independent=True, offsets="shared", objective_bound=b)`` seeded from
+            ``random_state`` (joint EI: each branch is valued by what its best configuration
+            may reach, not by its mean level as the two-step EI does; a GP and a signal
+            variance per branch, all around one constant mean, so that a branch whose first
+            random trials were poor is not written off; ``b`` the best value of the maximised score
             when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss, so that the model
             fits the log error; docs/search_cv.md sec. 8).
         scoring, cv, refit, n_jobs, verbose, pre_dispatch, error_score, return_train_score:
@@ -685,10 +694,7 @@ class CondBayesSearchCV(BaseSearchCV):
             seed = int(check_random_state(random_state).randint(2**31 - 1))
         if self.sampler is None:
             sampler = TreeGPSampler(
-                seed=seed,
-                acquisition=DEFAULT_ACQUISITION,
-                signal_variance=DEFAULT_SIGNAL_VARIANCE,
-                objective_bound=self._score_bound(),
+                seed=seed, objective_bound=self._score_bound(), **DEFAULT_SAMPLER_OPTIONS
             )
             return sampler, seed
         return copy.deepcopy(self.sampler), seed
