@@ -6,10 +6,11 @@ regression: C on a log scale; k-nearest neighbours: n_neighbors, weights), ``n_i
 configurations with 3-fold cross-validation, one job. For each seed every search gets
 ``random_state=seed``; the figure is the best mean CV accuracy found (``best_score_``), and the
 table gives its median over the seeds. Methods: ``CondBayesSearchCV`` with its defaults
-(``TreeGPSampler(seed=seed, acquisition="joint", signal_variance="leaf", objective_bound=1.0)``:
-the best accuracy is 1, so the model fits the log error), ``CondBayesSearchCV[two_step]`` (the
-same with the tree GP's two-step acquisition, ``TreeGPSampler``'s own default) and
-``RandomizedSearchCV``.
+(``TreeGPSampler(seed=seed, acquisition="joint", signal_variance="leaf", independent=True,
+offsets="shared", objective_bound=1.0)``: the best accuracy is 1, so the model fits the log
+error), ``CondBayesSearchCV[two_step]`` (``TreeGPSampler(seed=seed, acquisition="two_step",
+signal_variance="leaf", objective_bound=1.0)``: the tree GP with its inner-node weights and
+``TreeGPSampler``'s own two-step acquisition) and ``RandomizedSearchCV``.
 
 Usage::
 
