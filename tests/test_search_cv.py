@@ -225,6 +225,19 @@ def test_error_score_nan_and_raise() -> None:
         ).fit(X, y)
 
 
+def test_the_default_sampler_proposes_distinct_batches_past_its_startup_trials() -> None:
+    """``sampler=None`` (a GP per branch around one shared constant) with ``n_jobs=2``: the
+    model-based batches see their first proposal as pending and never repeat it."""
+    X, y = data()
+    search = CondBayesSearchCV(PIPE, SPACE, n_iter=14, cv=2, n_jobs=2, random_state=0)
+    search.fit(X, y)
+    trials = search.study_.trials
+    assert [t.state.name for t in trials].count("COMPLETE") == 14
+    configurations = [tuple(sorted(t.params.items())) for t in trials]
+    assert len(set(configurations)) == len(configurations)
+    assert np.isfinite(search.best_score_)
+
+
 def test_n_jobs_2_evaluates_batches_of_distinct_configurations() -> None:
     X, y = data()
     search = CondBayesSearchCV(PIPE, SPACE, n_iter=10, sampler=fast_sampler(), cv=2, n_jobs=2).fit(

@@ -222,9 +222,10 @@ def test_condition_on_keeps_hyperparameters_and_shrinks_variance() -> None:
     assert other.predict(X_new, active_new)[1][0] < 0.1 * var[0]
 
 
-def test_condition_on_a_new_leaf_gives_it_the_prior_signal_variance() -> None:
+@pytest.mark.parametrize("offsets", ["leaf", "shared"])
+def test_condition_on_a_new_leaf_gives_it_the_prior_signal_variance(offsets: str) -> None:
     X, active, y = _data()
-    model = TreeGP(seed=0, max_iter=50, signal_variance="leaf")
+    model = TreeGP(seed=0, max_iter=50, signal_variance="leaf", offsets=offsets)
     model.fit(X[:11], active[:11], y[:11], FeatureSpec(N_CATEGORIES))  # leaves 0 and 1 only
     X_new, active_new = _random_rows(np.random.default_rng(5), [2])
     prior_var = model.predict(X_new, active_new)[1][0]
@@ -232,6 +233,22 @@ def test_condition_on_a_new_leaf_gives_it_the_prior_signal_variance() -> None:
     assert other.n_leaves == 3 and float(other.params_["log_amplitude"][2]) == 0.0
     np.testing.assert_allclose(other.params_["log_amplitude"][:2], model.params_["log_amplitude"])
     assert other.predict(X_new, active_new)[1][0] < 0.1 * prior_var
+    # The new leaf's offset: 0, its prior's mean, or the one shared offset.
+    expected = [0.0] if offsets == "leaf" else []
+    np.testing.assert_allclose(
+        other.params_["offsets"], [*model.params_["offsets"].tolist(), *expected]
+    )
+
+
+def test_with_a_shared_offset_an_unseen_leaf_of_independent_gps_is_at_the_common_level() -> None:
+    X, active, y = _data()
+    model = TreeGP(seed=0, max_iter=50, independent=True, offsets="shared", signal_variance="leaf")
+    model.fit(X[:11], active[:11], y[:11], FeatureSpec(N_CATEGORIES))  # leaves 0 and 1 only
+    X_new, active_new = _random_rows(np.random.default_rng(5), [2])
+    mean, var = model.predict(X_new, active_new)
+    b = float(model.params_["offsets"][0]) * model.y_std_ + model.y_mean_
+    assert mean[0] == pytest.approx(b, abs=1e-10)
+    assert var[0] == pytest.approx(model.y_std_**2, rel=1e-10)  # prior signal variance 1
 
 
 def test_tree_gp_handles_duplicates_a_single_point_and_a_constant_objective() -> None:
