@@ -4,8 +4,12 @@ that names the parameter (and its owner, when given) instead of a failure deep i
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TypeVar
 
 import numpy as np
+
+T = TypeVar("T")
 
 
 def _prefix(owner: str) -> str:
@@ -35,3 +39,10 @@ def check_finite(name: str, value: object, owner: str = "") -> float:
     if not ok or not math.isfinite(float(value)):
         raise ValueError(f"{_prefix(owner)}{name}={value!r} must be a finite number.")
     return float(value)
+
+
+def check_choice(name: str, value: T, choices: Sequence[T], owner: str = "") -> T:
+    """``value`` if it is one of ``choices`` (ValueError naming the parameter otherwise)."""
+    if value not in choices:
+        raise ValueError(f"{_prefix(owner)}{name} must be one of {choices}; got {value!r}.")
+    return value

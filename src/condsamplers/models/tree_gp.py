@@ -100,7 +100,7 @@ from condsamplers.models.fitting import (
     standardise,
 )
 from condsamplers.space import FeatureSpec
-from condsamplers.validation import check_int
+from condsamplers.validation import check_choice, check_int
 
 _logger = get_logger(__name__)
 
@@ -381,22 +381,12 @@ class TreeGP(Surrogate):
         hyperparameter_samples: int = 0,
         offsets: str = "leaf",
     ) -> None:
-        if offsets not in OFFSETS:
-            raise ValueError(f"offsets must be one of {OFFSETS}; got {offsets!r}.")
-        self.offsets = offsets
-        if leaf_inputs not in LEAF_INPUTS:
-            raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
-        if signal_variance not in SIGNAL_VARIANCES:
-            raise ValueError(
-                f"signal_variance must be one of {SIGNAL_VARIANCES}; got {signal_variance!r}."
-            )
-        self.signal_variance = signal_variance
-        if inner_basis not in INNER_BASES:
-            raise ValueError(f"inner_basis must be one of {INNER_BASES}; got {inner_basis!r}.")
-        self.inner_basis = inner_basis
+        self.offsets = check_choice("offsets", offsets, OFFSETS)
+        self.leaf_inputs = check_choice("leaf_inputs", leaf_inputs, LEAF_INPUTS)
+        self.signal_variance = check_choice("signal_variance", signal_variance, SIGNAL_VARIANCES)
+        self.inner_basis = check_choice("inner_basis", inner_basis, INNER_BASES)
         if not min_noise > 0:
             raise ValueError(f"min_noise must be positive; got {min_noise!r}.")
-        self.leaf_inputs = leaf_inputs
         self.independent = independent
         self.n_restarts = n_restarts
         self.seed = seed

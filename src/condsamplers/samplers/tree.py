@@ -19,7 +19,7 @@ from condsamplers.models.tree_gp import (
     TreeGP,
 )
 from condsamplers.samplers.base import ConditionalSampler
-from condsamplers.validation import check_int
+from condsamplers.validation import check_choice, check_int
 
 ACQUISITIONS = ("two_step", "joint")
 
@@ -83,18 +83,11 @@ class TreeGPSampler(ConditionalSampler):
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         objective_bound: float | None = None,
     ) -> None:
-        if acquisition not in ACQUISITIONS:
-            raise ValueError(f"acquisition must be one of {ACQUISITIONS}; got {acquisition!r}.")
-        if leaf_inputs not in LEAF_INPUTS:
-            raise ValueError(f"leaf_inputs must be one of {LEAF_INPUTS}; got {leaf_inputs!r}.")
-        if inner_basis not in INNER_BASES:
-            raise ValueError(f"inner_basis must be one of {INNER_BASES}; got {inner_basis!r}.")
-        if signal_variance not in SIGNAL_VARIANCES:
-            raise ValueError(
-                f"signal_variance must be one of {SIGNAL_VARIANCES}; got {signal_variance!r}."
-            )
-        if offsets not in OFFSETS:
-            raise ValueError(f"offsets must be one of {OFFSETS}; got {offsets!r}.")
+        check_choice("acquisition", acquisition, ACQUISITIONS)
+        check_choice("leaf_inputs", leaf_inputs, LEAF_INPUTS)
+        check_choice("inner_basis", inner_basis, INNER_BASES)
+        check_choice("signal_variance", signal_variance, SIGNAL_VARIANCES)
+        check_choice("offsets", offsets, OFFSETS)
         if independent and acquisition == "two_step":
             raise ValueError(
                 "independent=True has no path EI (the inner-node weights c are 0); "
