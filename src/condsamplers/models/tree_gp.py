@@ -828,8 +828,9 @@ class TreeGP(Surrogate):
         other.fourier_ = self.fourier_
         offsets = self.params_["offsets"]
         if self.offsets == "leaf":  # a new leaf (a pending pattern): no data, prior mean 0
-            offsets = torch.cat([offsets, torch.zeros(other.n_leaves - self.n_leaves)])
-        other.params_ = {**self.params_, "offsets": offsets.to(torch.float64)}
+            new = torch.zeros(other.n_leaves - self.n_leaves, dtype=torch.float64)
+            offsets = torch.cat([offsets, new])
+        other.params_ = {**self.params_, "offsets": offsets}
         if self.signal_variance == "leaf":  # a new leaf (a pending pattern): no data, prior 1
             log_amplitude = torch.zeros(other.n_leaves, dtype=torch.float64)
             log_amplitude[: self.n_leaves] = self.params_["log_amplitude"]
