@@ -233,6 +233,28 @@ def test_recorded_proposals_are_the_pending_points(monkeypatch: pytest.MonkeyPat
     assert len({params_key(p.params) for p in proposals if p is not None}) == 4
 
 
+@pytest.mark.parametrize("name", sorted(SAMPLER_CLASSES))
+def test_another_workers_half_suggested_trials_leave_the_model_usable(
+    name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Four RUNNING trials of a worker with another sampler have suggested their branch and
+    nothing else yet: the model still proposes (the BN kernel of such partial points was
+    indefinite and the sampler fell back to random sampling)."""
+    study = history(SAMPLER_CLASSES[name](seed=0, n_startup_trials=N_STARTUP, **_fast(name)))
+    other = optuna.load_study(
+        study_name=study.study_name,
+        storage=study._storage,
+        sampler=optuna.samplers.RandomSampler(seed=0),
+    )
+    for _ in range(4):
+        other.ask().suggest_categorical("kind", ["a", "b"])
+    with caplog.at_level("WARNING", logger="optuna"):
+        trial = study.ask()
+        objective(trial)
+    assert read_proposal(study._storage.get_trial(trial._trial_id)) is not None
+    assert "could not be fitted" not in caplog.text
+
+
 # -- races between workers -------------------------------------------------------------------
 
 

@@ -221,6 +221,12 @@ class _BranchingLayout:
     gamma_slot: dict[int, int]
     phi_slot: dict[int, int]
     n_phi: int
+    #: for each nested column, per entry of ``children[parent]``: the index of that value in
+    #: the column's ``branch_values`` (``-1``: the column is not active under it), then ``-1``
+    #: once more for an inactive parent.
+    position_under: dict[int, torch.Tensor]
+    #: all columns, parents before children
+    by_depth: tuple[int, ...]
 
     @classmethod
     def of(cls, features: FeatureSpec) -> _BranchingLayout:
@@ -244,6 +250,14 @@ class _BranchingLayout:
         for j in nested:
             phi_slot[j] = n_phi
             n_phi += max(1, len(values[j]))
+        position_under = {
+            j: torch.tensor(
+                [_index_of(values[j], v) if j in cols else -1 for v, cols in children[parents[j]]]
+                + [-1]
+            )
+            for j in range(d)
+            if parents[j] >= 0
+        }
         return cls(
             parents=parents,
             branch_values=tuple(np.asarray(v, dtype=float) for v in values),
@@ -255,7 +269,13 @@ class _BranchingLayout:
             gamma_slot={j: k for k, j in enumerate(indicator)},
             phi_slot=phi_slot,
             n_phi=n_phi,
+            position_under=position_under,
+            by_depth=tuple(sorted(range(d), key=lambda j: _depth(parents, j))),
         )
+
+
+def _index_of(values: tuple[float, ...], value: float) -> int:
+    return int(np.argmin(np.abs(np.asarray(values, dtype=float) - value)))
 
 
 def _depth(parents: tuple[int, ...], j: int) -> int:
@@ -284,6 +304,15 @@ class BranchingNestedKernel(Kernel):
     column applies only to pairs that agree on all of the column's ancestors, so each
     branching column splits its points into blocks exactly as in the paper's two-level case.
 
+    Points that do not follow the tree (a running trial that has not suggested all of its
+    parameters yet, a regressor's row with more ``NaN`` than its branch has): a nested column
+    has a term only in pairs where the tree expects it active in both points (an active
+    parent, itself expected, with a value that activates the column); there, a point in which
+    it is inactive holds an unknown value, correlated ``c_j`` (below) with any value and 1 with
+    another unknown one. For a qualitative column, ``c_j`` is the mean correlation over its
+    ``g`` levels. Each factor stays ``c_j + (a positive semi-definite part)``, so the kernel is
+    positive definite for any input, not only for points of the tree.
+
     **Positive definiteness by construction** (Theorem 1, generalised). Within the block of
     ``z_k = b``, each factor is ``c_j + (a positive semi-definite part)`` with the constant
     ``c_j = exp(-phi)`` for a quantitative nested column (``exp(-phi |t|) - exp(-phi)`` is a
@@ -297,7 +326,7 @@ class BranchingNestedKernel(Kernel):
     parametrised so that it holds: ``gamma_k = max_b sum_j -log c_j(phi^b_j) + exp(s_k)``
     with a free ``s_k`` (``s_k -> -inf`` is the boundary), built from the deepest branching
     column up. ``tests/test_branching_nested_kernel.py`` checks the eigenvalues on random
-    designs at and near the boundary.
+    designs at and near the boundary, with and without points off the tree.
 
     Raw parameters: ``log_omega`` (root numerical columns), ``log_gamma`` (``log gamma`` of a
     root categorical column, ``s_k`` of a branching one), ``log_phi``. Priors: the Matern
@@ -362,14 +391,9 @@ class BranchingNestedKernel(Kernel):
         layout = self.layout(features)
         if j in layout.children:
             return gamma[j]
-        values = layout.branch_values[j]
-        z_value = layout.children[layout.parents[j]][value_index][0]
-        slot = layout.phi_slot[j] + int(np.argmin(np.abs(values - z_value)))
-        phi = torch.exp(params["log_phi"][slot])
-        g = int(features.n_categories[j])
-        if g <= 1:
-            return phi
-        return -torch.log(torch.exp(-phi) + (1.0 - torch.exp(-phi)) / g)
+        position = int(layout.position_under[j][value_index])
+        phi = torch.exp(params["log_phi"][layout.phi_slot[j] + position])
+        return _minus_log_nested_constant(phi, int(features.n_categories[j]))
 
     def correlation(
         self,
@@ -387,19 +411,27 @@ class BranchingNestedKernel(Kernel):
             j: _same_level(X_a[:, j], on_a[:, j], X_b[:, j], on_b[:, j]) for j in layout.indicator
         }
         block = self._blocks(layout, same, log_r)
+        position_a, position_b = _positions(layout, X_a, on_a), _positions(layout, X_b, on_b)
+        term = {  # pairs in which column j has a term: same ancestors, both expect j active
+            j: block[j] * _both(position_a[j] >= 0, position_b[j] >= 0)
+            if j in position_a
+            else block[j]
+            for j in range(X_a.shape[1])
+        }
         gamma = self.gammas(params, features)
         for j in layout.indicator:
-            log_r = log_r - gamma[j] * block[j] * (1.0 - same[j])
+            log_r = log_r - gamma[j] * term[j] * (1.0 - same[j])
         for j in layout.nested:
-            p = layout.parents[j]
-            slot = layout.phi_slot[j] + _nearest(layout.branch_values[j], X_a[:, p])
-            phi = torch.exp(params["log_phi"][slot])
+            slot = layout.phi_slot[j] + position_a[j].clamp_min(0)
+            phi = torch.exp(params["log_phi"][slot])[:, None]
             if features.n_categories[j] > 0:
                 distance = 1.0 - (X_a[:, j, None] == X_b[None, :, j]).to(X_a.dtype)
             else:
                 distance = (X_a[:, j, None] - X_b[None, :, j]).abs()
-            both = on_a[:, j, None] * on_b[None, :, j]
-            log_r = log_r - phi[:, None] * distance * both * block[j]
+            both = _both(on_a[:, j], on_b[:, j])
+            one = on_a[:, j, None] + on_b[None, :, j] - 2.0 * both
+            constant = _minus_log_nested_constant(phi, int(features.n_categories[j]))
+            log_r = log_r - (phi * distance * both + constant * one) * term[j]
         R = torch.exp(log_r)
         if layout.root_numerical:
             cols = list(layout.root_numerical)
@@ -416,7 +448,7 @@ class BranchingNestedKernel(Kernel):
         """For each column, 1 where a pair agrees on all of the column's ancestors."""
         block: dict[int, torch.Tensor] = {}
         ones = torch.ones_like(like)
-        for j in range(len(layout.parents)):
+        for j in layout.by_depth:
             p = layout.parents[j]
             block[j] = ones if p < 0 else block[p] * same[p]
         return block
@@ -431,12 +463,41 @@ def _same_level(
     return (equal | both_off).to(x_a.dtype)
 
 
-def _nearest(values: np.ndarray, column: torch.Tensor) -> torch.Tensor:
-    """Index of the nearest of ``values`` for each entry of ``column`` (0 when no values)."""
-    if len(values) <= 1:
-        return torch.zeros(column.shape[0], dtype=torch.long)
-    table = torch.as_tensor(values, dtype=column.dtype)
-    return (column.detach()[:, None] - table[None, :]).abs().argmin(dim=1)
+def _both(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """1 where both points of a pair have the property (``a`` per row, ``b`` per column)."""
+    return a.to(torch.float64)[:, None] * b.to(torch.float64)[None, :]
+
+
+def _positions(
+    layout: _BranchingLayout, X: torch.Tensor, on: torch.Tensor
+) -> dict[int, torch.Tensor]:
+    """For each nested column, per point: the index in its ``branch_values`` of its parent's
+    value where the tree expects the column active (its parent active, itself expected, with
+    an activating value), ``-1`` elsewhere. A parent's value counts as its nearest value with
+    children (an unseen integer value takes its nearest seen one, as threshold conditions
+    extrapolate)."""
+    branch: dict[int, torch.Tensor] = {}
+    for z, children in layout.children.items():
+        values = torch.tensor([v for v, _ in children], dtype=X.dtype)
+        nearest = (X[:, z].detach()[:, None] - values[None, :]).abs().argmin(dim=1)
+        branch[z] = torch.where(on[:, z] > 0, nearest, -1)  # -1: the table's last entry
+    positions: dict[int, torch.Tensor] = {}
+    for j in layout.by_depth:
+        p = layout.parents[j]
+        if p < 0:
+            continue
+        index = branch[p] if p not in positions else torch.where(positions[p] >= 0, branch[p], -1)
+        positions[j] = layout.position_under[j][index]
+    return positions
+
+
+def _minus_log_nested_constant(phi: torch.Tensor, n_categories: int) -> torch.Tensor:
+    """``-log c_j`` of a nested column (:class:`BranchingNestedKernel`): ``phi`` for a
+    quantitative column, ``-log(exp(-phi) + (1 - exp(-phi)) / g)`` for a qualitative one with
+    ``g`` levels (Zhang et al., Theorem 1)."""
+    if n_categories <= 1:
+        return phi
+    return -torch.log(torch.exp(-phi) + (1.0 - torch.exp(-phi)) / n_categories)
 
 
 KERNELS: dict[str, type[Kernel]] = {
