@@ -193,3 +193,36 @@ def test_exact_gp_with_the_bn_kernel_learns_a_branch_dependent_nested_effect() -
     mean, var = model.predict(X_test, active_test)
     assert np.mean((mean - y_test) ** 2) < 0.05 * np.var(y_test)
     assert np.all(var > 0)
+
+
+def test_kernel_does_not_depend_on_the_column_order() -> None:
+    """A regressor's columns come in the user's order, a nested column before its parent
+    (this raised a KeyError): the kernel of permuted columns is the same matrix."""
+    rng = np.random.default_rng(3)
+    kernel = BranchingNestedKernel()
+    X, active = random_design(30, rng)
+    params = kernel_params(kernel, rng, slack=-1.0)
+    R = kernel.correlation(X, active, X, active, params, TREE)
+    order = np.array([5, 6, 2, 3, 4, 0, 7, 1])  # every nested column before its parent
+    where = np.argsort(order)
+    permuted = FeatureSpec(
+        N_CATEGORIES[order],
+        parents=tuple(-1 if PARENTS[j] < 0 else int(where[PARENTS[j]]) for j in order),
+        branch_values=tuple(BRANCH_VALUES[j] for j in order),
+    )
+    # the same parameters, in the permuted layout's slots
+    layout, permuted_layout = kernel.layout(TREE), BranchingNestedKernel().layout(permuted)
+    moved = {key: value.clone() for key, value in params.items()}
+    for j, k in layout.gamma_slot.items():
+        moved["log_gamma"][permuted_layout.gamma_slot[int(where[j])]] = params["log_gamma"][k]
+    for j, k in layout.phi_slot.items():
+        n_values = max(1, len(BRANCH_VALUES[j]))
+        slot = permuted_layout.phi_slot[int(where[j])]
+        moved["log_phi"][slot : slot + n_values] = params["log_phi"][k : k + n_values]
+    omega_of = dict(zip(layout.root_numerical, params["log_omega"], strict=True))
+    moved["log_omega"] = torch.stack(
+        [omega_of[int(order[j])] for j in permuted_layout.root_numerical]
+    )
+    X_p, active_p = X[:, order], active[:, order]
+    R_p = BranchingNestedKernel().correlation(X_p, active_p, X_p, active_p, moved, permuted)
+    torch.testing.assert_close(R_p, R)

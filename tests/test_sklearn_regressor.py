@@ -72,6 +72,19 @@ def test_bn_kernel_nests_each_nan_column_in_the_column_that_decides_it() -> None
     assert len(model.model_.params_["log_phi"]) == 3
 
 
+def test_bn_kernel_takes_a_nested_column_before_the_column_that_decides_it() -> None:
+    """The same data with depth as the last column (it raised a KeyError): the same fit."""
+    X, y = conditional_data(60, seed=0)
+    X_test, _ = conditional_data(20, seed=1)
+    last = [1, 2, 3, 0]
+    ordered = CondGPRegressor(kernel="bn", n_restarts=0, random_state=0).fit(X, y)
+    reordered = CondGPRegressor(kernel="bn", n_restarts=0, random_state=0).fit(X[:, last], y)
+    assert reordered.features_.parents == (-1, 3, 3, -1)
+    np.testing.assert_allclose(
+        reordered.predict(X_test[:, last]), ordered.predict(X_test), rtol=1e-4, atol=1e-6
+    )
+
+
 def test_return_std_is_positive_and_shaped() -> None:
     X, y = conditional_data(40, seed=0)
     model = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y)
