@@ -37,9 +37,9 @@ level is estimated from its own observations: after two poor observations a leaf
 poor level everywhere, also far from them. With one ``b`` (``offsets="shared"``), fitted by
 MAP like the rest (its maximum-likelihood value is the generalised-least-squares constant of
 ordinary kriging, as in ``ExactGP(mean="gls")``; the N(0, 1) prior shrinks it a little towards
-the sample mean), every leaf GP reverts to the common
-level away from its data, and how far a leaf departs from it is the leaf GP's own deviation,
-local to its observations and scaled by its signal variance. With ``independent=True`` the
+the sample mean), every leaf GP reverts to the common level away from its data, and how far a
+leaf departs from it is the leaf GP's own deviation, local to its observations and scaled by its
+signal variance. With ``independent=True`` the
 leaves then share only that constant: independent GPs per leaf around one level. (With inner
 nodes, their intercepts and the one-hot of a categorical column that selects the leaf still
 give each leaf a level of its own, with a Gaussian prior.)
