@@ -45,6 +45,9 @@ class OptimizerSettings:
             pending outcomes (Snoek et al. 2012, sec. 3.3; DNGO sec. 3.3). See docs/batch.md.
         noise_penalty: multiply EI by the augmented-EI factor of Huang et al. (2006) when the
             model fits a noise variance (:func:`~condsamplers.acquisition.make_log_mc_ei`).
+        output_warping: the monotone warp of the objective values the model is fitted to
+            (:func:`condsamplers.warping.warp_outputs`: ``"none"``, ``"rank"``,
+            ``"yeo-johnson"``); the incumbent and EI live in the warped space.
     """
 
     n_candidates: int = 1024
@@ -54,6 +57,7 @@ class OptimizerSettings:
     two_step: bool = False
     n_fantasies: int = DEFAULT_N_FANTASIES
     noise_penalty: bool = False
+    output_warping: str = "none"
 
 
 def round_to_grid(space: ConditionalSpace, X: np.ndarray) -> np.ndarray:

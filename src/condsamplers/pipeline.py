@@ -27,6 +27,7 @@ from condsamplers.acquisition import (
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
 from condsamplers.space import ConditionalSpace, FixedValues, Path
+from condsamplers.warping import warp_outputs
 
 ModelFactory = Callable[[int], Surrogate]
 
@@ -150,7 +151,12 @@ def propose(
     trial's or the parameters a trial has already suggested), the acquisition is maximised over
     the other parameters, on the paths those values allow: EI conditioned on them. No candidate
     is returned if none can keep them.
+
+    The model is fitted to the values under ``settings.output_warping``
+    (:func:`condsamplers.warping.warp_outputs`), refitted at each step; constraints are not
+    warped.
     """
+    data = dataclasses.replace(data, y=warp_outputs(data.y, settings.output_warping))
     model.fit(data.X, data.active, data.y, space.features)
     constraints = fit_constraints(space, data, make_constraint_model)
     feasible = data.feasible()

@@ -52,7 +52,8 @@ from condsamplers.samplers.proposals import (
     withdraw_proposal,
 )
 from condsamplers.space import ConditionalSpace, infer_space
-from condsamplers.validation import check_finite, check_int
+from condsamplers.validation import check_choice, check_finite, check_int
+from condsamplers.warping import OUTPUT_WARPINGS
 
 _logger = get_logger(__name__)
 
@@ -114,6 +115,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             :func:`condsamplers.pipeline.log_regret`), on which the good configurations are
             told apart as clearly as the bad ones. ``None`` (default): the values as they are.
             A trial whose value beats the bound is an error.
+        output_warping: a monotone warp of the objective values (after ``objective_bound``'s
+            log), refitted at each step, so that a few catastrophic trials do not flatten the
+            good region (:func:`condsamplers.warping.warp_outputs`): ``"none"``, ``"rank"``
+            (the Gaussian copula of the ranks) or ``"yeo-johnson"`` (a power transform fitted
+            by maximum likelihood).
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
@@ -133,8 +139,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         objective_bound: float | None = None,
+        output_warping: str = "none",
     ) -> None:
         check_int("n_startup_trials", n_startup_trials, minimum=0)
+        check_choice("output_warping", output_warping, OUTPUT_WARPINGS)
         check_int("n_candidates", n_candidates, minimum=1)
         check_int("n_local_search", n_local_search, minimum=1)
         check_int("n_restarts", n_restarts, minimum=0)
@@ -165,6 +173,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             n_local_search=n_local_search,
             n_fantasies=int(n_fantasies),
             noise_penalty=self.noise_penalty,
+            output_warping=output_warping,
         )
         self._n_restarts = n_restarts
         self._lock = threading.RLock()

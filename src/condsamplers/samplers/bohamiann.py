@@ -44,7 +44,7 @@ class BOHAMIANNSampler(ConditionalSampler):
             overconfident (docs/bnn.md secs. 3-4).
         device: ``"cpu"`` or ``"cuda"`` for the network.
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search,
-        n_fantasies, constraints_func, objective_bound: see
+        n_fantasies, constraints_func, objective_bound, output_warping: see
             :class:`condsamplers.samplers.base.ConditionalSampler`. (No ``n_restarts``: the
             model has no hyperparameter search to restart.)
     """
@@ -69,6 +69,7 @@ class BOHAMIANNSampler(ConditionalSampler):
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         objective_bound: float | None = None,
+        output_warping: str = "none",
     ) -> None:
         super().__init__(
             seed=seed,
@@ -80,6 +81,7 @@ class BOHAMIANNSampler(ConditionalSampler):
             n_fantasies=n_fantasies,
             constraints_func=constraints_func,
             objective_bound=objective_bound,
+            output_warping=output_warping,
         )
         self._model_options: dict[str, Any] = dict(
             hidden_sizes=hidden_sizes,

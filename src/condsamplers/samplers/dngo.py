@@ -40,7 +40,7 @@ class DNGOSampler(ConditionalSampler):
             search box: far from the data, predictions revert towards high values.
         device: ``"cpu"`` or ``"cuda"`` for the network.
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
-        n_fantasies, constraints_func, objective_bound: see
+        n_fantasies, constraints_func, objective_bound, output_warping: see
             :class:`condsamplers.samplers.base.ConditionalSampler`; ``n_restarts`` are the
             random restarts of the hyperparameter fit.
     """
@@ -64,6 +64,7 @@ class DNGOSampler(ConditionalSampler):
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         objective_bound: float | None = None,
+        output_warping: str = "none",
     ) -> None:
         super().__init__(
             seed=seed,
@@ -75,6 +76,7 @@ class DNGOSampler(ConditionalSampler):
             n_fantasies=n_fantasies,
             constraints_func=constraints_func,
             objective_bound=objective_bound,
+            output_warping=output_warping,
         )
         self._model_options: dict[str, Any] = dict(
             hidden_sizes=hidden_sizes,

@@ -59,7 +59,7 @@ class TreeGPSampler(ConditionalSampler):
             acquisition of DNGO (Snoek et al. 2015, eq. 11-12; ``TreeGP``'s argument of the
             same name). Each step then costs roughly ``S`` times more.
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
-        n_fantasies, constraints_func, objective_bound: see
+        n_fantasies, constraints_func, objective_bound, output_warping: see
             :class:`condsamplers.samplers.base.ConditionalSampler`.
     """
 
@@ -82,6 +82,7 @@ class TreeGPSampler(ConditionalSampler):
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         objective_bound: float | None = None,
+        output_warping: str = "none",
     ) -> None:
         check_choice("acquisition", acquisition, ACQUISITIONS)
         check_choice("leaf_inputs", leaf_inputs, LEAF_INPUTS)
@@ -103,6 +104,7 @@ class TreeGPSampler(ConditionalSampler):
             n_fantasies=n_fantasies,
             constraints_func=constraints_func,
             objective_bound=objective_bound,
+            output_warping=output_warping,
         )
         self._independent = bool(independent)
         self._leaf_inputs = leaf_inputs
