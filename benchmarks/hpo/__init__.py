@@ -1,0 +1,1 @@
+"""The real-HPO benchmark suite: tasks declared once (spec.py), run by every sampler."""
