@@ -52,3 +52,45 @@ def test_scaling_times_each_study_size(tmp_path: Path) -> None:
     assert row is not None, out
     assert all(float(t) > 0 for t in row.groups())
     assert any((tmp_path / "scaling").iterdir())  # the results are written where asked
+
+
+def test_real_hpo_suite_quick_mode_runs_every_sampler_and_reports(tmp_path: Path) -> None:
+    """``python -m benchmarks.hpo --quick``: real training (hyperopt-sklearn's CASH space on
+    iris and diabetes), three samplers, two seeds; runs are recorded, a second call runs
+    nothing (the record and the evaluation cache), and the tables hold every sampler."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(
+        os.environ,
+        OMP_NUM_THREADS="1",
+        CONDSAMPLERS_BENCH_CACHE=str(tmp_path / "cache.sqlite"),
+    )
+    command = [sys.executable, "-m", "benchmarks.hpo", "--quick", "--out", str(tmp_path / "q")]
+    done = subprocess.run(
+        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = [json.loads(line) for line in (tmp_path / "q" / "runs.jsonl").read_text().splitlines()]
+    assert sorted({(r["task"], r["sampler"], r["seed"]) for r in runs}) == sorted(
+        (t, s, seed)
+        for t in ("cash_iris", "cash_diabetes")
+        for s in ("random", "tpe", "treegp")
+        for seed in (0, 1)
+    )
+    for r in runs:
+        assert len(r["values"]) == len(r["configs"]) == 12
+        assert all(v >= 0 for v in r["values"])  # an error, an RMSE
+    iris = [min(r["values"]) for r in runs if r["task"] == "cash_iris"]
+    assert max(iris) < 0.5  # far better than chance (2/3 error) after 12 configurations
+    for table in ("### cash_iris (12 trials)", "### cash_diabetes (12 trials)", "mean rank"):
+        assert table in done.stdout
+    assert re.search(r"^\| treegp \| 2 \| [0-9.]+ ", done.stdout, flags=re.M)
+
+    again = subprocess.run(
+        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert again.returncode == 0
+    assert "seed" not in again.stdout.split("###")[0]  # no run repeated
+    assert (tmp_path / "q" / "report.md").read_text().startswith("Command: `python -m")

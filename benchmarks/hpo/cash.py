@@ -775,6 +775,10 @@ def evaluate(config: Config, dataset: str, kind: str) -> tuple[float, dict[str, 
         value = float(np.mean(scores))
         if not math.isfinite(value):
             raise FloatingPointError(f"non-finite CV score {value}")
+    except ImportError as exc:  # a missing package is not a failing configuration
+        raise ImportError(
+            f"{exc}: the CASH tasks need xgboost (pip install -e '.[bench]')"
+        ) from exc
     except Exception as exc:  # a failing configuration, not a failing benchmark
         estimator = config.get("regressor" if regression else "classifier", "?")
         key = (type(exc).__name__, str(estimator))
