@@ -145,6 +145,10 @@ SAMPLERS: dict[str, SamplerFactory] = {
     ),
     "treegp-leaf": condsamplers_factory("TreeGPSampler", leaf_inputs="leaf"),
     "treegp-samples": condsamplers_factory("TreeGPSampler", hyperparameter_samples=8),
+    "treegp-tail": condsamplers_factory("TreeGPSampler", output_warping="tail"),
+    "treegp-tail-shared": condsamplers_factory(
+        "TreeGPSampler", output_warping="tail", offsets="shared"
+    ),
     "independent": condsamplers_factory("TreeGPSampler", independent=True, acquisition="joint"),
     "arcgp": condsamplers_factory("ArcGPSampler"),
     "arcgp-kb": condsamplers_factory("ArcGPSampler", n_fantasies=0),

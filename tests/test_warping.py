@@ -28,7 +28,7 @@ def test_rank_warping_is_the_gaussian_copula_of_the_ranks() -> None:
     assert np.allclose(z, norm.ppf((np.array([3, 1, 2, 4]) - 0.5) / 4))
 
 
-@pytest.mark.parametrize("method", ["rank", "yeo-johnson"])
+@pytest.mark.parametrize("method", ["tail", "rank", "yeo-johnson"])
 def test_warping_spreads_the_good_region_that_outliers_flatten(method: str) -> None:
     """The gap between the best and the median value, relative to the whole range: a few
     catastrophic values make it tiny on the raw scale; the warped scale restores it."""
@@ -39,6 +39,18 @@ def test_warping_spreads_the_good_region_that_outliers_flatten(method: str) -> N
     assert share(warp_outputs(HEAVY_TAILED, method)) > 2 * share(HEAVY_TAILED)
     z = warp_outputs(HEAVY_TAILED, method)
     assert abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.2  # a standard scale
+
+
+def test_tail_warping_keeps_the_better_half_affine() -> None:
+    """Below the median the values keep their own metric (an affine map): a smooth objective
+    near its optimum is modelled as if unwarped; above it they are log-compressed."""
+    y = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 10.0, 100.0])
+    z = warp_outputs(y, "tail")
+    good = y <= np.median(y)
+    slope = np.diff(z[good]) / np.diff(y[good])
+    assert np.allclose(slope, slope[0])
+    raw_ratio = (y[-1] - y[-2]) / (y[-2] - y[-3])  # 90 / 9.6
+    assert (z[-1] - z[-2]) / (z[-2] - z[-3]) < raw_ratio / 3  # the tail is compressed
 
 
 def test_degenerate_values_pass_through() -> None:

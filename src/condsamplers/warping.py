@@ -11,6 +11,13 @@ Notation: ``y`` are the ``n`` values to *minimise*; the warped values ``z`` are 
 a standard scale (mean 0, variance about 1).
 
 - ``"none"``: ``z = y``.
+- ``"tail"``: the worse half of the values compressed on a log scale, the better half kept
+  as it is: with ``m`` the median and ``s`` the mean gap of the better half to ``m``,
+  ``z = (y - m) / s`` where ``y <= m`` and ``z = log(1 + (y - m) / s)`` where ``y > m``
+  (continuous, with slope 1 on both sides of ``m``), then standardised. Near the optimum the
+  model sees the values' own metric, so a smooth objective is modelled as well as unwarped;
+  a catastrophic value (an error of 1.0 beside a best of 0.03) moves the scale by a logarithm
+  only, so it neither sets the output scale nor turns its branch into the most uncertain one.
 - ``"rank"``: the Gaussian copula of Salinas et al. (2020, sec. 3): ``z_i = Phi^-1(
   (r_i - 1/2) / n)`` with ``r_i`` the rank of ``y_i`` (ties share their mean rank), so that
   only the order of the values is kept and every tail is Gaussian.
@@ -29,7 +36,7 @@ import scipy.stats
 
 from condsamplers.log import get_logger
 
-OUTPUT_WARPINGS = ("none", "rank", "yeo-johnson")
+OUTPUT_WARPINGS = ("none", "tail", "rank", "yeo-johnson")
 
 _logger = get_logger(__name__)
 
@@ -47,9 +54,25 @@ def warp_outputs(y: np.ndarray, method: str) -> np.ndarray:
         raise ValueError("warp_outputs: the values must be finite.")
     if method == "none" or len(y) < 2 or np.ptp(y) == 0:
         return y
+    if method == "tail":
+        return log_upper_tail(y)
     if method == "rank":
         return rank_gaussian(y)
     return yeo_johnson(y)
+
+
+def log_upper_tail(y: np.ndarray) -> np.ndarray:
+    """``(y - m) / s`` below the median ``m``, ``log(1 + (y - m) / s)`` above it, standardised;
+    ``s`` is the mean gap of the values below ``m`` to ``m`` (of all values if none is
+    below, the upper half then holding everything)."""
+    m = float(np.median(y))
+    below = y[y < m]
+    s = float(np.mean(m - below)) if len(below) else float(np.mean(np.abs(y - m)))
+    if not s > 0:
+        return (y - y.mean()) / y.std()
+    u = (y - m) / s
+    z = np.where(u > 0, np.log1p(np.maximum(u, 0.0)), u)
+    return (z - z.mean()) / z.std()
 
 
 def rank_gaussian(y: np.ndarray) -> np.ndarray:
