@@ -47,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("docs/benchmarks/hpo"))
     parser.add_argument("--quick", action="store_true", help="2 seeds, 12 trials, 3 samplers")
     parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--report", default="report.md", help="file name of the tables in --out")
     args = parser.parse_args(argv)
     tasks = args.tasks or (QUICK["tasks"] if args.quick else list(TASKS))
     samplers = args.samplers or (QUICK["samplers"] if args.quick else list(DEFAULT_SAMPLERS))
@@ -71,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     ]
     table = markdown(records)
     command = "python -m benchmarks.hpo " + shlex.join(argv if argv is not None else sys.argv[1:])
-    (args.out / "report.md").write_text(f"Command: `{command}`\n\n{table}\n")
+    (args.out / args.report).write_text(f"Command: `{command}`\n\n{table}\n")
     print(table)
     for error in errors:
         print(error, file=sys.stderr)

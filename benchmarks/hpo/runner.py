@@ -8,6 +8,7 @@ configuration as well (``benchmarks/hpo/cash.py``).
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import traceback
@@ -29,12 +30,15 @@ def run_key(record: dict[str, Any]) -> Job:
 
 
 def load_records(out: Path) -> list[dict[str, Any]]:
-    """Every run recorded under ``out`` (the last record of a job wins)."""
-    path = out / RUNS_FILE
-    if not path.exists():
-        return []
+    """Every run recorded under ``out`` (the last record of a job wins): ``runs.jsonl``, and
+    before it ``runs.jsonl.gz`` (the compressed record kept in docs/benchmarks/hpo)."""
+    text = ""
+    if (out / (RUNS_FILE + ".gz")).exists():
+        text += gzip.decompress((out / (RUNS_FILE + ".gz")).read_bytes()).decode()
+    if (out / RUNS_FILE).exists():
+        text += "\n" + (out / RUNS_FILE).read_text()
     records: dict[Job, dict[str, Any]] = {}
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         if line.strip():
             record = json.loads(line)
             records[run_key(record)] = record
