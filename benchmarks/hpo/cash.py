@@ -112,16 +112,7 @@ CLASSIFIERS = (
     "sgd",
     "xgboost",
 )
-REGRESSORS = (
-    "svr",
-    "knn",
-    "random_forest",
-    "extra_trees",
-    "ada_boost",
-    "grad_boosting",
-    "sgd",
-    "xgboost",
-)
+REGRESSORS = ("svr", *CLASSIFIERS[1:])  # the same families, SVR for SVC
 PREPROCESSORS = ("pca", "standard_scaler", "min_max_scaler", "normalizer")
 
 BOOL = (True, False)
