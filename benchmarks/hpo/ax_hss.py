@@ -173,6 +173,5 @@ def ax_hss_tasks() -> dict[str, Task]:
             n_trials=N_TRIALS,
             description=_describe(name),
             value_name="1 - surrogate accuracy",
-            bound=None,
         )
     return tasks

@@ -805,7 +805,7 @@ def _plain(value: Any) -> Any:
     """A JSON-able Python scalar for a configuration value (numpy scalars included)."""
     if value is None or isinstance(value, (bool, str)):
         return value
-    if isinstance(value, (bool, np.bool_)):
+    if isinstance(value, np.bool_):
         return bool(value)
     if isinstance(value, (int, np.integer)):
         return int(value)
@@ -897,7 +897,6 @@ def _task(dataset: str) -> Task:
         n_trials=60,
         description=description,
         value_name="3-fold CV RMSE (standardised y)" if regression else "3-fold CV error",
-        bound=None if regression else 0.0,
     )
 
 

@@ -52,21 +52,7 @@ class _Clock:
         self._mark = time.perf_counter()
 
 
-def _optuna_factories() -> dict[str, Callable[[int, Task], optuna.samplers.BaseSampler]]:
-    return {
-        "random": lambda seed, task: optuna.samplers.RandomSampler(seed=seed),
-        "tpe": lambda seed, task: optuna.samplers.TPESampler(seed=seed),
-        "tpe_mv": lambda seed, task: optuna.samplers.TPESampler(
-            seed=seed, multivariate=True, group=True
-        ),
-        "gp": lambda seed, task: optuna.samplers.GPSampler(
-            seed=seed, warn_independent_sampling=False
-        ),
-        "tpe_union": _tpe_union,
-    }
-
-
-def _tpe_union(seed: int, task: Task) -> optuna.samplers.BaseSampler:
+def _tpe_union(seed: int) -> optuna.samplers.BaseSampler:
     """OptunaHub's ``tpe_union_multivariate``, from a local copy of the registry
     (``CONDSAMPLERS_OPTUNAHUB_REGISTRY``: the root of a checkout of optuna/optunahub-registry)."""
     import os
@@ -85,21 +71,17 @@ def _tpe_union(seed: int, task: Task) -> optuna.samplers.BaseSampler:
     return module.TPEUnionMultivariateSampler(seed=seed)
 
 
-SAMPLERS = (
-    "random",
-    "tpe",
-    "tpe_mv",
-    "gp",
-    "smac",
-    "treegp",
-    "arcgp",
-    "bngp",
-    "tpe_union",
-)
-
-
+#: Optuna's samplers and OptunaHub's, by name.
+OPTUNA_PEERS: dict[str, Callable[[int], optuna.samplers.BaseSampler]] = {
+    "random": lambda seed: optuna.samplers.RandomSampler(seed=seed),
+    "tpe": lambda seed: optuna.samplers.TPESampler(seed=seed),
+    "tpe_mv": lambda seed: optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True),
+    "gp": lambda seed: optuna.samplers.GPSampler(seed=seed, warn_independent_sampling=False),
+    "tpe_union": _tpe_union,
+}
 #: Our samplers, which take options in the sampler name: ``treegp[output_warping=rank]``.
 OURS = {"treegp": "TreeGPSampler", "arcgp": "ArcGPSampler", "bngp": "BNGPSampler"}
+SAMPLERS = (*OPTUNA_PEERS, "smac", *OURS)
 
 
 def parse_variant(name: str) -> tuple[str, dict[str, Any]]:
@@ -141,7 +123,7 @@ def run_sampler(name: str, task: Task, seed: int, n_trials: int) -> Run:
 
         sampler = getattr(condsamplers, OURS[base])(seed=seed, **options)
         return _run_optuna(sampler, task, n_trials)
-    return _run_optuna(_optuna_factories()[base](seed, task), task, n_trials)
+    return _run_optuna(OPTUNA_PEERS[base](seed), task, n_trials)
 
 
 def _run_optuna(sampler: optuna.samplers.BaseSampler, task: Task, n_trials: int) -> Run:

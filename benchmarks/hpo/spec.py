@@ -94,7 +94,5 @@ class Task:
     evaluate: Callable[[Config], tuple[float, dict[str, float]]]
     n_trials: int
     description: str
-    #: how the report prints the value (e.g. "CV error", "1 - accuracy").
+    #: what the value is (e.g. "CV error", "1 - accuracy").
     value_name: str = "value"
-    #: a value no configuration can beat (0 for an error), for samplers that use one.
-    bound: float | None = None

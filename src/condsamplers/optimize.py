@@ -46,8 +46,9 @@ class OptimizerSettings:
         noise_penalty: multiply EI by the augmented-EI factor of Huang et al. (2006) when the
             model fits a noise variance (:func:`~condsamplers.acquisition.make_log_mc_ei`).
         output_warping: the monotone warp of the objective values the model is fitted to
-            (:func:`condsamplers.warping.warp_outputs`: ``"none"``, ``"rank"``,
-            ``"yeo-johnson"``); the incumbent and EI live in the warped space.
+            (:func:`condsamplers.warping.warp_outputs`, one of
+            :data:`~condsamplers.warping.OUTPUT_WARPINGS`); the incumbent and EI live in the
+            warped space.
     """
 
     n_candidates: int = 1024

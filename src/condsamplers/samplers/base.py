@@ -117,9 +117,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             A trial whose value beats the bound is an error.
         output_warping: a monotone warp of the objective values (after ``objective_bound``'s
             log), refitted at each step, so that a few catastrophic trials do not flatten the
-            good region (:func:`condsamplers.warping.warp_outputs`): ``"none"``, ``"rank"``
-            (the Gaussian copula of the ranks) or ``"yeo-johnson"`` (a power transform fitted
-            by maximum likelihood).
+            good region (:func:`condsamplers.warping.warp_outputs`): ``"none"``, ``"tail"``
+            (the worse half of the values log-compressed, the better half kept as it is),
+            ``"rank"`` (the Gaussian copula of the ranks) or ``"yeo-johnson"`` (a power
+            transform fitted by maximum likelihood).
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
