@@ -118,6 +118,39 @@ def test_inference_does_not_depend_on_suggestion_order() -> None:
     )
 
 
+
+def test_a_chance_fit_with_another_branch_loses_to_the_parent_asked_just_before() -> None:
+    """Preprocessing then estimator (a CASH space): in these trials ``k`` happens to be active
+    exactly when ``norm`` is ``"l1"`` as well as when ``model`` is ``"knn"``; ``norm`` is
+    active in fewer trials, but ``model`` is the one asked right before ``k``."""
+    pre = CategoricalDistribution(["scale", "normalize"])
+    norm = CategoricalDistribution(["l1", "l2"])
+    model = CategoricalDistribution(["knn", "svc"])
+    k, c = IntDistribution(1, 50), FloatDistribution(0.1, 10.0)
+    rows = [
+        ("normalize", "l1", "knn"),
+        ("normalize", "l1", "knn"),
+        ("normalize", "l2", "svc"),
+        ("scale", None, "svc"),
+        ("scale", None, "svc"),
+    ]
+    trials = []
+    for i, (p, n, m) in enumerate(rows):
+        params: dict[str, object] = {"pre": p}
+        dists: dict[str, optuna.distributions.BaseDistribution] = {"pre": pre}
+        if n is not None:
+            params["norm"], dists["norm"] = n, norm
+        params["model"], dists["model"] = m, model
+        if m == "knn":
+            params["k"], dists["k"] = 5 + i, k
+        else:
+            params["C"], dists["C"] = 1.0 + i, c
+        trials.append(optuna.create_trial(params=params, distributions=dists, value=float(i)))
+    conditions = _conditions(infer_space(trials))
+    assert conditions["k"] == ("model", frozenset({0.0}))
+    assert conditions["C"] == ("model", frozenset({1.0}))
+    assert conditions["norm"] == ("pre", frozenset({1.0}))
+
 def _conditions(space: ConditionalSpace) -> dict[str, tuple[str, frozenset[float]] | None]:
     return {
         n.name: None if n.condition is None else (n.condition.parent, n.condition.values)

@@ -617,8 +617,13 @@ def infer_space(trials: Iterable[FrozenTrial]) -> ConditionalSpace:
     Only COMPLETE trials are read: a failed, pruned or running trial may have stopped before
     suggesting all of its parameters. For every parameter the parent is the categorical (or small
     integer) parameter ``q`` such that the parameter is active exactly when ``q`` is active and
-    takes one of a set of values; among several such ``q`` the one active in the fewest trials
-    (the closest ancestor) wins, then the one suggested first. A parameter active in every trial
+    takes one of a set of values. Among several such ``q`` (with few trials a parameter of another
+    branch can fit by chance: two k-NN trials that both happened to use the same normaliser)
+    the one suggested nearest before the parameter wins (mean distance over the trials where
+    both were suggested; a ``q`` suggested after the parameter in some trial comes last), as a
+    define-by-run objective asks a branch's parameters right after its choice and an ancestor
+    before its descendants; then the one active in the fewest trials (the closest ancestor),
+    then the one suggested first. A parameter active in every trial
     is a root. The same name with different distributions in branches that exclude each other
     becomes several variants; with different distributions that no branch explains, the
     distribution changed mid-study: the latest one is kept, a warning is logged, and trials whose
@@ -641,6 +646,8 @@ class _Observations:
     def __init__(self, trials: Sequence[FrozenTrial]) -> None:
         self.trials = list(trials)
         self.order: dict[str, float] = {}
+        #: name -> {trial index: position of the name among that trial's parameters}
+        self.positions: dict[str, dict[int, int]] = {}
         self.values: dict[tuple[str, Any], dict[int, float]] = {}
         self.distributions: dict[tuple[str, Any], BaseDistribution] = {}
         for t_idx, trial in enumerate(self.trials):
@@ -650,6 +657,7 @@ class _Observations:
                 self.distributions.setdefault(key, dist)
                 self.values.setdefault(key, {})[t_idx] = float(internal)
                 self.order[name] = min(self.order.get(name, math.inf), position)
+                self.positions.setdefault(name, {})[t_idx] = position
 
     def variant_nodes(self) -> list[ParamNode]:
         nodes = []
@@ -674,6 +682,16 @@ class _Observations:
     def last_trial(self, node: ParamNode) -> int:
         return max(self.active(node), default=-1)
 
+    def gap(self, parent: str, child: str, trials: Iterable[int]) -> float:
+        """Mean number of positions from ``parent`` to ``child`` in ``trials`` (where both
+        were suggested); ``inf`` if ``parent`` came after ``child`` in one of them, as a
+        define-by-run parent is asked before its children."""
+        mine, theirs = self.positions.get(child, {}), self.positions.get(parent, {})
+        gaps = [mine[t] - theirs[t] for t in trials if t in mine and t in theirs]
+        if not gaps or min(gaps) <= 0:
+            return math.inf
+        return float(np.mean(gaps))
+
 
 def _infer_conditions(nodes: list[ParamNode], obs: _Observations) -> None:
     n_trials = len(obs.trials)
@@ -694,7 +712,8 @@ def _infer_conditions(nodes: list[ParamNode], obs: _Observations) -> None:
             outside = {v for t, v in theirs.items() if t not in mine}
             if inside & outside:
                 continue
-            rank = (len(theirs), not cand.is_categorical, obs.order.get(cand.name, 0), cand.key)
+            gap = obs.gap(cand.name, node.name, mine)
+            rank = (gap, len(theirs), not cand.is_categorical, obs.order.get(cand.name, 0), cand.key)
             if best is None or rank < best[0]:
                 best = (rank, _make_condition(cand, inside, outside))
         if best is None:
