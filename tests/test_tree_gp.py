@@ -313,3 +313,45 @@ def test_with_a_shared_offset_a_leaf_reverts_to_the_common_level_away_from_its_d
         means[offsets] = float(model.fit(X, active, y, FEATURES).predict(far, far_active)[0][0])
     assert means["leaf"] > 1.5  # its own level, shrunk a little by the N(0, 1) prior
     assert means["shared"] < 0.5  # the common level, about the good leaf's 0
+
+
+def _unseen_family_variance(n_params: int) -> float:
+    """A CASH-like tree: a preprocessing choice (0; its own columns 1, 2) and an estimator
+    choice (3): estimator 0 has one column (4), estimator 1 ``n_params`` (5..; every other one
+    categorical). Observed: estimator 0 only. Returns the mean predicted variance at random
+    configurations of estimator 1, over the variance of the data."""
+    d = 5 + n_params
+    n_categories = np.zeros(d, dtype=int)
+    n_categories[[0, 3]] = 2
+    n_categories[5::2] = 3
+    family = set(range(5, d))
+    leaves = tuple(
+        frozenset({0, 3, 1 + p} | ({4} if e == 0 else family)) for p in (0, 1) for e in (0, 1)
+    )
+    rng = np.random.default_rng(0)
+    X, active = np.zeros((16, d)), np.zeros((16, d), dtype=bool)
+    pre = np.arange(16) % 2
+    active[:, [0, 3, 4]] = True
+    active[np.arange(16), 1 + pre] = True
+    X[:, 0] = pre
+    X[np.arange(16), 1 + pre] = rng.random(16)
+    X[:, 4] = rng.random(16)
+    y = np.sin(4 * X[:, 4]) + 0.3 * X[:, 0] + 0.1 * rng.standard_normal(16)
+    model = TreeGP(seed=0).fit(X, active, y, FeatureSpec(n_categories, leaf_patterns=leaves))
+    X_t, active_t = np.zeros((50, d)), np.zeros((50, d), dtype=bool)
+    active_t[:, [0, 1, 3, *family]] = True
+    X_t[:, 3] = 1
+    X_t[:, 1] = rng.random(50)
+    X_t[:, 5:] = rng.random((50, n_params))
+    X_t[:, 5::2] = rng.integers(0, 3, X_t[:, 5::2].shape)
+    return float(np.mean(model.predict(X_t, active_t)[1]) / np.var(y))
+
+
+def test_the_prior_of_an_unseen_family_does_not_grow_with_its_number_of_parameters() -> None:
+    """Each inner node's share of ``Sigma_c`` is scaled by its number of variance groups
+    (module docstring): a family with twelve parameters is a priori no more variable than one
+    with a single parameter (with one unit per group it was 2.6 times as variable, 10.7 times
+    the data's variance), so EI does not favour the families with the most parameters."""
+    one, twelve = _unseen_family_variance(1), _unseen_family_variance(12)
+    assert twelve <= 1.2 * one
+    assert twelve < 3.0
