@@ -118,7 +118,6 @@ def test_inference_does_not_depend_on_suggestion_order() -> None:
     )
 
 
-
 def test_a_chance_fit_with_another_branch_loses_to_the_parent_asked_just_before() -> None:
     """Preprocessing then estimator (a CASH space): in these trials ``k`` happens to be active
     exactly when ``norm`` is ``"l1"`` as well as when ``model`` is ``"knn"``; ``norm`` is
@@ -150,6 +149,7 @@ def test_a_chance_fit_with_another_branch_loses_to_the_parent_asked_just_before(
     assert conditions["k"] == ("model", frozenset({0.0}))
     assert conditions["C"] == ("model", frozenset({1.0}))
     assert conditions["norm"] == ("pre", frozenset({1.0}))
+
 
 def _conditions(space: ConditionalSpace) -> dict[str, tuple[str, frozenset[float]] | None]:
     return {

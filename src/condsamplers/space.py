@@ -713,7 +713,13 @@ def _infer_conditions(nodes: list[ParamNode], obs: _Observations) -> None:
             if inside & outside:
                 continue
             gap = obs.gap(cand.name, node.name, mine)
-            rank = (gap, len(theirs), not cand.is_categorical, obs.order.get(cand.name, 0), cand.key)
+            rank = (
+                gap,
+                len(theirs),
+                not cand.is_categorical,
+                obs.order.get(cand.name, 0),
+                cand.key,
+            )
             if best is None or rank < best[0]:
                 best = (rank, _make_condition(cand, inside, outside))
         if best is None:

@@ -65,11 +65,14 @@ BRANCH_PARAM = "__branch__"
 #: level (the branch choice, then each branch's own parameters), so the inner-node weights
 #: would only give each branch a level of its own, which a branch's few poor random trials
 #: then fix for the whole branch; instead the branches' GPs revert to one common constant.
+#: ``output_warping``: the scores are already fitted as the log of their gap to the best score
+#: possible (``objective_bound``), which is what this default was measured with.
 DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
     "acquisition": "joint",
     "signal_variance": "leaf",
     "independent": True,
     "offsets": "shared",
+    "output_warping": "none",
 }
 #: The priors of a ``(low, high, prior)`` range tuple.
 PRIORS = ("uniform", "log-uniform")
@@ -574,13 +577,13 @@ class CondBayesSearchCV(BaseSearchCV):
         sampler: an Optuna sampler (a condsamplers sampler or Optuna's own); it is deep-copied
             at each ``fit``, so fits are repeatable. ``None``:
             ``TreeGPSampler(seed=..., acquisition="joint", signal_variance="leaf",
-            independent=True, offsets="shared", objective_bound=b)`` seeded from
-            ``random_state`` (joint EI: each branch is valued by what its best configuration
-            may reach, not by its mean level as the two-step EI does; a GP and a signal
-            variance per branch, all around one constant mean, so that a branch whose first
-            random trials were poor is not written off; ``b`` the best value of the maximised score
-            when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss, so that the model
-            fits the log error; docs/search_cv.md sec. 8).
+            independent=True, offsets="shared", output_warping="none", objective_bound=b)``
+            seeded from ``random_state`` (joint EI: each branch is valued by what its best
+            configuration may reach, not by its mean level as the two-step EI does; a GP and a
+            signal variance per branch, all around one constant mean, so that a branch whose
+            first random trials were poor is not written off; ``b`` the best value of the
+            maximised score when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss,
+            so that the model fits the log error; docs/search_cv.md sec. 8).
         scoring, cv, refit, n_jobs, verbose, pre_dispatch, error_score, return_train_score:
             as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric for
             multi-metric scoring with ``refit="name"``, the single score otherwise, and the
