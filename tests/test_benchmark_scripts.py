@@ -94,3 +94,38 @@ def test_real_hpo_suite_quick_mode_runs_every_sampler_and_reports(tmp_path: Path
     assert again.returncode == 0
     assert "seed" not in again.stdout.split("###")[0]  # no run repeated
     assert (tmp_path / "q" / "report.md").read_text().startswith("Command: `python -m")
+
+
+def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> None:
+    """``benchmarks/hpo/search_cv_cash.py``: the CASH space as a list of dicts (one per set of
+    active parameters) covers every estimator family and preprocessing, and the estimator
+    passes only the parameters active under the space's conditions to the pipeline."""
+    import sys
+
+    from sklearn.base import clone
+    from sklearn.model_selection import ParameterSampler
+
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from benchmarks.hpo.cash import CLASSIFIERS, PREPROCESSORS, load_dataset
+    from benchmarks.hpo.search_cv_cash import IDENT, SPACE, CashClassifier, search_space
+    from benchmarks.hpo.spec import active_params
+
+    dicts = search_space("patterns")
+    assert len(dicts) == 104
+    assert {d["classifier"][0] for d in dicts} == set(CLASSIFIERS)
+    assert {p for d in dicts for p in d["preprocessing"]} == set(PREPROCESSORS)
+    assert len(search_space("families")) == len(CLASSIFIERS) * len(PREPROCESSORS)
+    X, y = load_dataset("iris")
+    fitted = 0
+    for params in ParameterSampler(dicts, n_iter=20, random_state=0):
+        model = clone(CashClassifier(**params))
+        assert model.get_params() == CashClassifier(**params).get_params()
+        if params["classifier"] in ("knn", "svc"):
+            model.fit(X, y)
+            active = {p.name for p in active_params(SPACE, model.config_)}
+            assert set(model.config_) == active  # the active parameters, and only those
+            assert {IDENT[name] for name in active} <= set(params)
+            assert model.predict(X[:3]).shape == (3,)
+            fitted += 1
+    assert fitted >= 2

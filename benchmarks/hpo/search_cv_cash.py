@@ -1,0 +1,349 @@
+"""CondBayesSearchCV against RandomizedSearchCV on the CASH classification tasks, as a new
+scikit-learn user would run them.
+
+The estimator is :class:`CashClassifier`, whose parameters are those of
+:func:`benchmarks.hpo.cash.classifier_space` (hyperopt-sklearn's any_preprocessing +
+any_classifier, 75 parameters) with ``.`` made ``_`` (``svc.C`` -> ``svc_C``); ``fit`` passes
+only the parameters active under the space's conditions to :func:`build_pipeline`, so a value
+given to an inactive parameter is ignored. Both searches get the same estimator, the same list
+of dicts, ``cv=StratifiedKFold(3, shuffle=True, random_state=0)`` (the suite's splits),
+``n_iter``, ``random_state=seed``, ``n_jobs=1``, ``refit=False`` (no effect on the candidates
+or on ``best_score_``), the default scoring (accuracy) and ``error_score=0.0``: a candidate
+whose fit or prediction raises scores accuracy 0 on that fold, the worst value, in both
+searches (as the suite's ``evaluate`` scores a failing configuration worst; with
+CondBayesSearchCV's default ``np.nan`` it would be told as the worst finite score instead,
+while RandomizedSearchCV would rank it last: 0.0 treats both the same). CondBayesSearchCV runs
+with its defaults.
+
+The space as a list of dicts (``--space``); *branching* parameters are those that are the parent
+of another (``preprocessing``, ``classifier``, ``svc.kernel``, ``knn.algorithm``, ...):
+
+* ``full``: one dict per combination of values of the branching parameters, each fixed by a
+  one-element list (248 dicts);
+* ``patterns`` (default): the same conditions exactly, one dict per set of active parameters:
+  values of a branching parameter whose children are the same (``knn.algorithm`` auto /
+  ball_tree / kd_tree all have ``leaf_size``) share one dict, as a list (104 dicts);
+* ``families``: one dict per (preprocessing, classifier) pair (32 dicts); nested parents are
+  categorical lists and their children are always included (inert when inactive).
+
+Other parameters: categorical -> the list of choices; float -> ``scipy.stats.uniform`` /
+``loguniform``; int -> ``scipy.stats.randint``, or for a log scale :class:`LogUniformInt`
+(both searches accept it: see its docstring). RandomizedSearchCV picks a dict uniformly, so the
+classifier families are not equally likely in ``full`` / ``patterns`` (a family with more
+dicts is drawn more often); in ``families`` they are.
+
+Report (``DIR/search_cv_report.md``): per dataset and method the median ``best_score_``
+[q25, q75] over the seeds, and the number of runs that *end on a plateau another branch beats*:
+the classifier family of the run's best candidate is not a family that reached the best mean CV
+score found by any candidate of any run (of any method) on that dataset, and at least 8 of the
+run's last 10 candidates are of its own best family. Each run is one JSON line of
+``DIR/search_cv_runs.jsonl``; a recorded (dataset, method, seed, n_iter, space) is not rerun.
+
+Usage::
+
+    python -m benchmarks.hpo.search_cv_cash --datasets iris wine breast_cancer digits \\
+        --seeds 10 --first-seed 0 --n-iter 30 --space patterns --out DIR
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import inspect  # noqa: E402
+import itertools  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import shlex  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+import numpy as np  # noqa: E402
+import scipy.stats  # noqa: E402
+from optuna.distributions import IntDistribution  # noqa: E402
+from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
+from sklearn.utils import check_random_state  # noqa: E402
+
+from benchmarks.hpo.cash import DATASETS, build_pipeline, classifier_space, load_dataset  # noqa: E402
+from benchmarks.hpo.spec import Param, active_params  # noqa: E402
+
+METHODS = ("CondBayesSearchCV", "RandomizedSearchCV")
+SPACES = ("full", "patterns", "families")
+SPACE: tuple[Param, ...] = classifier_space()
+#: space name -> estimator parameter name
+IDENT: dict[str, str] = {p.name: p.name.replace(".", "_") for p in SPACE}
+assert len(set(IDENT.values())) == len(IDENT), "parameter names collide"
+assert all(n.isidentifier() and "__" not in n for n in IDENT.values())
+
+
+class CashClassifier(ClassifierMixin, BaseEstimator):
+    """The CASH pipeline as one estimator: one keyword parameter per parameter of the space,
+    default ``None``. (Mixin first, as scikit-learn asks, so its tags mark a classifier.)"""
+
+    def __init__(self, **params: Any) -> None:
+        unknown = sorted(set(params) - set(IDENT.values()))
+        if unknown:
+            raise TypeError(f"CashClassifier got unexpected parameters {unknown}")
+        for name in IDENT.values():
+            setattr(self, name, params.get(name))
+
+    def fit(self, X: Any, y: Any) -> CashClassifier:
+        config: dict[str, Any] = {}
+        for p in SPACE:  # in suggestion order: a parent is in config before its children
+            if not active_params((p,), config):
+                continue
+            value = getattr(self, IDENT[p.name])
+            if value is None and None not in p.choices:
+                raise ValueError(f"CashClassifier: {IDENT[p.name]} is active but not set")
+            config[p.name] = value
+        self.config_ = config
+        self.pipeline_ = build_pipeline(config, "classification").fit(X, y)
+        self.classes_ = self.pipeline_.classes_
+        return self
+
+    def predict(self, X: Any) -> Any:
+        return self.pipeline_.predict(X)
+
+
+# scikit-learn reads the parameter names from the signature of __init__ (get_params, clone).
+_signature = inspect.Signature(
+    [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in IDENT.values()]
+)
+setattr(CashClassifier.__init__, "__signature__", _signature)  # noqa: B010
+
+
+class LogUniformInt(IntDistribution):
+    """Integers ``low..high`` on a log scale. scipy.stats has no such distribution, and the
+    ``(low, high, "log-uniform")`` tuple CondBayesSearchCV reads is, for RandomizedSearchCV,
+    a list of three choices (``"log-uniform"`` among them). An Optuna ``IntDistribution``
+    (``log=True``) is what CondBayesSearchCV takes as a log-int range; ``rvs`` is what
+    RandomizedSearchCV samples: Optuna's log-int prior (log-uniform over
+    ``[low - 0.5, high + 0.5]``, rounded)."""
+
+    def __init__(self, low: int, high: int) -> None:
+        super().__init__(low, high, log=True)
+
+    def rvs(self, random_state: Any = None) -> int:
+        rng = check_random_state(random_state)
+        x = math.exp(rng.uniform(math.log(self.low - 0.5), math.log(self.high + 0.5)))
+        return int(min(max(round(x), self.low), self.high))
+
+
+def distribution(p: Param) -> Any:
+    """A searched parameter as a RandomizedSearchCV user writes it."""
+    if p.kind == "categorical":
+        return list(p.choices)
+    assert p.low is not None and p.high is not None
+    if p.kind == "float":
+        if p.log:
+            return scipy.stats.loguniform(p.low, p.high)
+        return scipy.stats.uniform(p.low, p.high - p.low)
+    if p.log:
+        return LogUniformInt(int(p.low), int(p.high))
+    return scipy.stats.randint(int(p.low), int(p.high) + 1)
+
+
+def branches(split: set[str]) -> list[tuple[dict[str, Any], list[Param]]]:
+    """Every combination of values of the parameters in ``split`` (active ones only), with the
+    parameters it includes: a parameter whose parent is in ``split`` when the parent's value
+    is one of its ``values``; one whose parent is not, whenever the parent is included."""
+    out: list[tuple[dict[str, Any], list[Param]]] = []
+
+    def walk(i: int, combo: dict[str, Any], included: list[Param]) -> None:
+        if i == len(SPACE):
+            out.append((combo, included))
+            return
+        p = SPACE[i]
+        if p.parent is None:
+            on = True
+        elif p.parent in split:
+            on = p.parent in combo and combo[p.parent] in p.values
+        else:
+            on = any(q.name == p.parent for q in included)
+        if not on:
+            walk(i + 1, combo, included)
+        elif p.name in split:
+            assert p.kind == "categorical", "a branching int would need a dict per value"
+            for value in p.choices:
+                walk(i + 1, {**combo, p.name: value}, [*included, p])
+        else:
+            walk(i + 1, combo, [*included, p])
+
+    walk(0, {}, [])
+    return out
+
+
+def search_space(kind: str) -> list[dict[str, Any]]:
+    """The list of dicts of translation ``kind`` (see the module docstring)."""
+    parents = {p.parent for p in SPACE if p.parent is not None}
+    if kind == "families":
+        split = {p.name for p in SPACE if p.name in parents and p.parent is None}
+    else:
+        split = set(parents)
+    combos = branches(split)
+    if kind != "patterns":
+        return [
+            {IDENT[p.name]: [c[p.name]] if p.name in c else distribution(p) for p in inc}
+            for c, inc in combos
+        ]
+    groups: dict[tuple[str, ...], list[tuple[dict[str, Any], list[Param]]]] = {}
+    for c, inc in combos:
+        groups.setdefault(tuple(p.name for p in inc), []).append((c, inc))
+    dicts = []
+    for group in groups.values():
+        inc = group[0][1]
+        values = {n: list(dict.fromkeys(c[n] for c, _ in group)) for n in group[0][0]}
+        assert math.prod(map(len, values.values())) == len(group), "not a product"
+        dicts.append({IDENT[p.name]: values.get(p.name) or distribution(p) for p in inc})
+    return dicts
+
+
+def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> dict[str, Any]:
+    """One search; its best CV score, every candidate's score and family, the wall time."""
+    from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
+    from sklearn.model_selection import RandomizedSearchCV, StratifiedKFold
+    from threadpoolctl import threadpool_limits
+
+    from condsamplers.sklearn import CondBayesSearchCV
+
+    X, y = load_dataset(dataset)
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    kwargs: dict[str, Any] = dict(
+        n_iter=n_iter, cv=cv, n_jobs=1, random_state=seed, refit=False, error_score=0.0
+    )
+    cls = CondBayesSearchCV if method == "CondBayesSearchCV" else RandomizedSearchCV
+    search = cls(CashClassifier(), search_space(space), **kwargs)
+    start = time.perf_counter()
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
+        for category in (ConvergenceWarning, FitFailedWarning, UserWarning):
+            warnings.simplefilter("ignore", category)
+        search.fit(X, y)
+    seconds = time.perf_counter() - start
+    results = search.cv_results_
+    params = results["params"]
+    splits = np.array([results[f"split{k}_test_score"] for k in range(3)])
+    return {
+        "dataset": dataset,
+        "method": method,
+        "seed": seed,
+        "n_iter": n_iter,
+        "space": space,
+        "best_score": float(search.best_score_),
+        "best_family": params[search.best_index_]["classifier"],
+        "scores": [float(s) for s in results["mean_test_score"]],
+        "families": [c["classifier"] for c in params],
+        "failed": int(np.sum(np.any(splits == 0.0, axis=0))),  # a fold at error_score
+        "seconds": seconds,
+    }
+
+
+def plateau(run: dict[str, Any], top: set[str]) -> bool:
+    """The run ends on a plateau another branch beats (module docstring)."""
+    last = run["families"][-10:]
+    return run["best_family"] not in top and sum(f == run["best_family"] for f in last) >= 8
+
+
+def report(runs: list[dict[str, Any]], datasets: list[str], methods: list[str]) -> str:
+    lines = [
+        "| dataset | method | runs | median best_score_ [q25, q75] | plateau runs "
+        "| best families (count) | median s |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    notes = []
+    for dataset in datasets:
+        mine = [r for r in runs if r["dataset"] == dataset]
+        if not mine:
+            continue
+        pairs = [(s, f) for r in mine for s, f in zip(r["scores"], r["families"], strict=True)]
+        best = max(s for s, _ in pairs)
+        top = {f for s, f in pairs if s >= best - 1e-12}
+        notes.append(f"{dataset}: best mean CV accuracy {best:.4f}, by {', '.join(sorted(top))}")
+        for method in methods:
+            rs = [r for r in mine if r["method"] == method]
+            if not rs:
+                continue
+            q25, q50, q75 = np.quantile([r["best_score"] for r in rs], [0.25, 0.5, 0.75])
+            counts = sorted(
+                (
+                    (f, sum(r["best_family"] == f for r in rs))
+                    for f in {r["best_family"] for r in rs}
+                ),
+                key=lambda fc: -fc[1],
+            )
+            fams = ", ".join(f"{f} {c}" for f, c in counts)
+            n_plateau = sum(plateau(r, top) for r in rs)
+            secs = np.median([r["seconds"] for r in rs])
+            lines.append(
+                f"| {dataset} | {method} | {len(rs)} | **{q50:.4f}** [{q25:.4f}, {q75:.4f}] "
+                f"| {n_plateau} | {fams} | {secs:.1f} |"
+            )
+    return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    names = [d for d, (_, kind) in DATASETS.items() if kind == "classification"]
+    parser.add_argument("--datasets", nargs="+", choices=names, default=names)
+    parser.add_argument("--seeds", type=int, default=10, help="number of seeds")
+    parser.add_argument("--first-seed", type=int, default=0)
+    parser.add_argument("--n-iter", type=int, default=30)
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument("--space", choices=SPACES, default="patterns")
+    parser.add_argument("--out", type=Path, required=True, help="output folder")
+    args = parser.parse_args()
+
+    for kind in SPACES:
+        dicts = search_space(kind)
+        per_family = {
+            f: sum(d["classifier"] == [f] for d in dicts)
+            for f in dict.fromkeys(d["classifier"][0] for d in dicts)
+        }
+        print(f"--space {kind}: {len(dicts)} dicts; per classifier {per_family}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "search_cv_runs.jsonl"
+    runs = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    done = {(r["dataset"], r["method"], r["seed"], r["n_iter"], r["space"]) for r in runs}
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    for dataset, seed, method in itertools.product(args.datasets, seeds, args.methods):
+        key = (dataset, method, seed, args.n_iter, args.space)
+        if key in done:
+            continue
+        run = run_one(dataset, method, seed, args.n_iter, args.space)
+        print(
+            f"{dataset} {method} seed {seed}: best_score_ {run['best_score']:.4f} "
+            f"({run['best_family']}), {run['seconds']:.1f} s",
+            flush=True,
+        )
+        with path.open("a") as handle:
+            handle.write(json.dumps(run) + "\n")
+        runs.append(run)
+    chosen = [
+        r
+        for r in runs
+        if r["dataset"] in args.datasets
+        and r["method"] in args.methods
+        and r["seed"] in seeds
+        and r["n_iter"] == args.n_iter
+        and r["space"] == args.space
+    ]
+    command = "python -m benchmarks.hpo.search_cv_cash " + " ".join(map(shlex.quote, sys.argv[1:]))
+    head = (
+        f"Command: `{command}`\n\nCASH classification (any_preprocessing + any_classifier), "
+        f"--space {args.space} ({len(search_space(args.space))} dicts), n_iter={args.n_iter}, "
+        f"3-fold stratified CV, error_score=0.0, seeds {seeds[0]}-{seeds[-1]}. Plateau runs: "
+        "best family not among the dataset's best-score families, and >= 8 of the last 10 "
+        "candidates in it.\n\n"
+    )
+    text = head + report(chosen, args.datasets, args.methods)
+    (args.out / "search_cv_report.md").write_text(text)
+    print("\n" + text)
+
+
+if __name__ == "__main__":
+    main()
