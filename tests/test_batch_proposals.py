@@ -24,7 +24,7 @@ from optuna.trial import TrialState
 
 import condsamplers
 from benchmarks.batch_spread import blind, history, objective, smallest_distance
-from condsamplers.acquisition import make_log_mc_ei, sample_fantasies
+from condsamplers.acquisition import believed_fantasy, make_log_mc_ei, sample_fantasies
 from condsamplers.models.gp import ExactGP
 from condsamplers.samplers import base, proposals
 from condsamplers.samplers.base import MAX_RACE_RETRIES, ConditionalSampler
@@ -521,6 +521,22 @@ def test_fantasies_are_joint_samples() -> None:
     assert abs(correlation[0, 2]) < 0.25
     # The incumbent of each fantasy includes the fantasised outcomes.
     assert all(f.best == min(0.0, *s) for f, s in zip(fantasies, samples, strict=True))
+
+
+def test_kriging_believer_takes_a_believed_outcome_below_the_incumbent_as_incumbent() -> None:
+    """A pending point the model predicts below the incumbent is, in the believer's fantasy, an
+    observation there: the fantasy's incumbent is its believed value (as a Monte-Carlo
+    fantasy's is its sampled one), so EI next to it is not its predicted improvement again."""
+    model = _toy_gp()
+    below = np.array([[0.0], [1.0]])  # predicted ~0, the toy's minimum; incumbent 0.5 here
+    active = np.ones_like(below, dtype=bool)
+    (fantasy,) = believed_fantasy(model, below, active, 0.5)
+    mean = model.predict(below, active)[0]
+    assert fantasy.best == pytest.approx(float(mean.min())) and fantasy.best < 0.5
+    assert fantasy.values == pytest.approx(tuple(mean))
+    above = np.array([[0.3]])  # predicted ~1: the incumbent stays
+    (fantasy,) = believed_fantasy(model, above, np.array([[True]]), 0.5)
+    assert fantasy.best == 0.5
 
 
 def test_mc_ei_averages_ei_over_fantasies() -> None:

@@ -203,9 +203,18 @@ def sample_fantasies(
 def believed_fantasy(
     model: Surrogate, X_pending: np.ndarray, active_pending: np.ndarray, best: float
 ) -> list[Fantasy]:
-    """The kriging believer as a single fantasy (:func:`with_believed_pending`, same
-    incumbent)."""
-    return [Fantasy(with_believed_pending(model, X_pending, active_pending), best)]
+    """The kriging believer as a single fantasy: the model conditioned on its own mean at the
+    pending points (:func:`with_believed_pending`), and as incumbent the step's, or the lowest
+    believed mean if that is lower. The believed outcomes are observations of the fantasy, as a
+    Monte-Carlo fantasy's sampled ones are (:func:`sample_fantasies`): a pending point predicted
+    below the incumbent would otherwise keep an EI of its own predicted improvement, which its
+    collapsed variance does not remove, and the next proposal would go back next to it."""
+    if len(X_pending) == 0:
+        return [Fantasy(model, best)]
+    mean, _ = model.predict(X_pending, active_pending)
+    believed = model.condition_on(X_pending, active_pending, mean)
+    values = tuple(float(v) for v in mean)
+    return [Fantasy(believed, min(best, *values), values)]
 
 
 def _log_mean_ei(

@@ -58,13 +58,11 @@ class TreeGPSampler(ConditionalSampler):
             averaged over ``S`` slice samples of the hyperparameter posterior, the integrated
             acquisition of DNGO (Snoek et al. 2015, eq. 11-12; ``TreeGP``'s argument of the
             same name). Each step then costs roughly ``S`` times more.
-        output_warping: ``"tail"`` (default: the worse half of the values log-compressed, the
-            better half as it is, so that a few catastrophic trials, a diverged SGD or a
-            failed fit, do not flatten the good region), ``"none"``, ``"rank"`` or
-            ``"yeo-johnson"`` (:func:`condsamplers.warping.warp_outputs`). Chosen on the
-            real-HPO suite (docs/benchmarks.md): the CASH tasks need it; on Ax's surrogate
-            problems and the synthetic trees ``"none"`` and ``"tail"`` are within the
-            seeds' spread of each other.
+        output_warping: ``"none"`` (default), ``"tail"`` (the worse half of the values
+            log-compressed, the better half as it is, so that a few catastrophic trials, a
+            diverged SGD or a failed fit, do not flatten the good region; use it for model
+            selection: docs/choosing_a_sampler.md), ``"rank"`` or ``"yeo-johnson"``
+            (:func:`condsamplers.warping.warp_outputs`).
         seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
         n_fantasies, constraints_func, objective_bound: see
             :class:`condsamplers.samplers.base.ConditionalSampler`.
@@ -89,7 +87,7 @@ class TreeGPSampler(ConditionalSampler):
         n_fantasies: int = DEFAULT_N_FANTASIES,
         constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
         objective_bound: float | None = None,
-        output_warping: str = "tail",
+        output_warping: str = "none",
     ) -> None:
         check_choice("acquisition", acquisition, ACQUISITIONS)
         check_choice("leaf_inputs", leaf_inputs, LEAF_INPUTS)
