@@ -23,7 +23,7 @@ rather than Huang et al.'s "effective best solution" (``min mu + s`` over the ob
 
 Pending evaluations (running trials of parallel workers) enter in one of two ways:
 
-- the *kriging believer* (:func:`with_believed_pending`): the model is conditioned on its own
+- the *kriging believer* (:func:`believed_fantasy`): the model is conditioned on its own
   posterior mean at the pending points;
 - *Monte-Carlo EI* (:func:`sample_fantasies`, :func:`make_log_mc_ei`): EI averaged over ``S``
   models, each conditioned on one joint sample of the outcomes at the pending points (Snoek et
@@ -135,20 +135,6 @@ def make_log_path_ei(model: PathModel, best: float) -> Acquisition:
     return acquisition
 
 
-def with_believed_pending(
-    model: Surrogate, X_pending: np.ndarray, active_pending: np.ndarray
-) -> Surrogate:
-    """Condition ``model`` on running trials, believing its own mean there ("kriging believer").
-
-    The posterior variance at a running trial's point collapses, so its EI (and that of its
-    neighbourhood) drops: parallel workers are not sent to the same place twice.
-    """
-    if len(X_pending) == 0:
-        return model
-    mean, _ = model.predict(X_pending, active_pending)
-    return model.condition_on(X_pending, active_pending, mean)
-
-
 @dataclasses.dataclass(frozen=True)
 class Fantasy:
     """One fantasised completion of the pending evaluations.
@@ -204,11 +190,15 @@ def believed_fantasy(
     model: Surrogate, X_pending: np.ndarray, active_pending: np.ndarray, best: float
 ) -> list[Fantasy]:
     """The kriging believer as a single fantasy: the model conditioned on its own mean at the
-    pending points (:func:`with_believed_pending`), and as incumbent the step's, or the lowest
-    believed mean if that is lower. The believed outcomes are observations of the fantasy, as a
-    Monte-Carlo fantasy's sampled ones are (:func:`sample_fantasies`): a pending point predicted
-    below the incumbent would otherwise keep an EI of its own predicted improvement, which its
-    collapsed variance does not remove, and the next proposal would go back next to it."""
+    pending points (running trials), and as incumbent the step's, or the lowest believed mean if
+    that is lower.
+
+    The posterior variance at a running trial's point collapses, so its EI (and that of its
+    neighbourhood) drops: parallel workers are not sent to the same place twice. The believed
+    outcomes are observations of the fantasy, as a Monte-Carlo fantasy's sampled ones are
+    (:func:`sample_fantasies`): a pending point predicted below the incumbent would otherwise
+    keep an EI of its own predicted improvement, which its collapsed variance does not remove,
+    and the next proposal would go back next to it."""
     if len(X_pending) == 0:
         return [Fantasy(model, best)]
     mean, _ = model.predict(X_pending, active_pending)
