@@ -645,7 +645,6 @@ class _Observations:
 
     def __init__(self, trials: Sequence[FrozenTrial]) -> None:
         self.trials = list(trials)
-        self.order: dict[str, float] = {}
         #: name -> {trial index: position of the name among that trial's parameters}
         self.positions: dict[str, dict[int, int]] = {}
         self.values: dict[tuple[str, Any], dict[int, float]] = {}
@@ -656,8 +655,11 @@ class _Observations:
                 key = (name, distribution_key(dist))
                 self.distributions.setdefault(key, dist)
                 self.values.setdefault(key, {})[t_idx] = float(internal)
-                self.order[name] = min(self.order.get(name, math.inf), position)
                 self.positions.setdefault(name, {})[t_idx] = position
+        #: name -> its earliest position in any trial
+        self.order: dict[str, float] = {
+            name: min(positions.values()) for name, positions in self.positions.items()
+        }
 
     def variant_nodes(self) -> list[ParamNode]:
         nodes = []
