@@ -29,7 +29,7 @@ import torch
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.samplers._base import _process_constraints_after_trial
-from optuna.study import Study, StudyDirection
+from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES
@@ -37,12 +37,15 @@ from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
-from condsamplers.pipeline import Observations, log_regret, propose
+from condsamplers.pipeline import Observations, propose
+from condsamplers.samplers.observations import (  # noqa: F401 (_finite_...: importable here)
+    finite_minimisation_values as _finite_minimisation_values,
+)
+from condsamplers.samplers.observations import study_observations
 from condsamplers.samplers.proposals import (
     Configuration,
     claims_of,
     decode_configuration,
-    encode_pending,
     fits,
     params_key,
     read_proposal,
@@ -62,8 +65,6 @@ _logger = get_logger(__name__)
 MAX_RACE_RETRIES = 3
 #: How many ranked candidates are tried before giving up on avoiding a duplicate.
 _MAX_DUPLICATE_SKIPS = 32
-#: Relative tolerance of ``objective_bound``: a value beyond it by no more is rounding.
-_BOUND_ROUNDING = 1e-12
 
 
 @contextlib.contextmanager
@@ -421,56 +422,14 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         complete: list[FrozenTrial],
         trial: FrozenTrial,
     ) -> Observations | None:
-        X, active, kept = space.encode_trials(complete)
-        values = np.array([complete[i].value for i in kept], dtype=float)
-        y = _finite_minimisation_values(values, study.direction)
-        if y is None:
+        data = study_observations(
+            study, space, complete, trial, self._objective_bound, type(self).__name__
+        )
+        if data is None:
             self._log_fallback(
                 logging.WARNING, trial, "no COMPLETE trial has a finite objective value"
             )
-            return None
-        if self._objective_bound is not None:
-            y = self._log_regret(y, study.direction, [complete[i] for i in kept])
-        pending = [
-            encoded
-            for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-            if t.number != trial.number and (encoded := encode_pending(space, t)) is not None
-        ]
-        d = space.n_features
-        return Observations(
-            X=X,
-            active=active,
-            y=y,
-            X_pending=np.array([p[0] for p in pending]).reshape(-1, d),
-            active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
-            constraints=_constraint_values([complete[i] for i in kept]),
-        )
-
-    def _log_regret(
-        self, y: np.ndarray, direction: StudyDirection, trials: list[FrozenTrial]
-    ) -> np.ndarray:
-        """``y`` (minimisation values of ``trials``) as the log of their gap to
-        ``objective_bound``; a trial beyond the bound is an error that names it.
-
-        A value beyond the bound by rounding only (a relative ``1e-12``: scikit-learn's average
-        precision of a perfect ranking can be ``1.0000000000000002``) counts as at the bound."""
-        bound = self._objective_bound
-        assert bound is not None
-        minimise = direction == StudyDirection.MINIMIZE
-        target = bound if minimise else -bound
-        rounding = _BOUND_ROUNDING * max(1.0, abs(bound))
-        y = np.where((y < target) & (y >= target - rounding), target, y)
-        beyond = np.flatnonzero(y < target)
-        if len(beyond):
-            first = trials[int(beyond[0])]
-            raise ValueError(
-                f"{type(self).__name__}: objective_bound={bound!r}, but trial {first.number} "
-                f"has the value {first.value!r}, {'below' if minimise else 'above'} it "
-                f"({len(beyond)} trial(s) in all). objective_bound must be a value that no "
-                "trial can beat (1.0 for an accuracy maximised, 0.0 for a loss minimised); "
-                "pass None if there is none."
-            )
-        return log_regret(y, target)
+        return data
 
     def _first_new(
         self,
@@ -584,50 +543,3 @@ def _repeats(candidate: dict[str, Any], trial_params: dict[str, Any]) -> bool:
         name in candidate and same_value(candidate[name], value)
         for name, value in trial_params.items()
     )
-
-
-def _finite_minimisation_values(
-    values: np.ndarray, direction: StudyDirection
-) -> np.ndarray | None:
-    """Objective values as a finite minimisation target; ``None`` if none is finite.
-
-    +-inf are clipped to the worst / best finite value and a warning is logged: they are real
-    observations (say, a diverged training run) that must not poison the model.
-    """
-    y = -values if direction == StudyDirection.MAXIMIZE else values.copy()
-    finite = np.isfinite(y)
-    if not finite.any():
-        return None
-    if not finite.all():
-        _logger.warning(
-            "%d trial(s) have an infinite objective value; the model sees them as the "
-            "worst (or best) finite value observed.",
-            int((~finite).sum()),
-        )
-        y = np.clip(
-            np.nan_to_num(y, posinf=np.inf, neginf=-np.inf), y[finite].min(), y[finite].max()
-        )
-    return y
-
-
-def _constraint_values(trials: list[FrozenTrial]) -> np.ndarray | None:
-    """``(n, m)`` constraint values of ``trials`` (``trial.constraints``: ``set_constraint``
-    and ``constraints_func`` alike), columns in sorted name order, ``NaN`` where a trial did
-    not report one; ``None`` if no trial reported any. Infinite values are clipped to the
-    largest finite magnitude of their column (or +-1), with a warning."""
-    reported = [t.constraints for t in trials]
-    names = sorted({name for c in reported for name in c})
-    if not names:
-        return None
-    values = np.array([[c.get(name, np.nan) for name in names] for c in reported], dtype=float)
-    infinite = np.isinf(values)
-    if infinite.any():
-        _logger.warning(
-            "%d constraint value(s) are infinite; the constraint model sees them clipped to "
-            "the largest finite magnitude of their constraint.",
-            int(infinite.sum()),
-        )
-        finite = np.where(np.isfinite(values), np.abs(values), 0.0)
-        bound = np.maximum(finite.max(axis=0), 1.0)
-        values = np.where(infinite, np.sign(values) * bound, values)
-    return values

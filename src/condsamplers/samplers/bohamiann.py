@@ -3,16 +3,17 @@ scale-adapted SGHMC (Springenberg, Klein, Falkner & Hutter, NIPS 2016)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from optuna.samplers import BaseSampler
-from optuna.trial import FrozenTrial
-
-from condsamplers.acquisition import DEFAULT_N_FANTASIES
+from condsamplers.acquisition import DEFAULT_N_FANTASIES  # noqa: F401 (importable from here)
 from condsamplers.models.base import Surrogate
 from condsamplers.models.bohamiann import BOHAMIANN
 from condsamplers.samplers.base import ConditionalSampler
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from condsamplers.samplers.options import SamplerOptions
 
 
 class BOHAMIANNSampler(ConditionalSampler):
@@ -43,10 +44,12 @@ class BOHAMIANNSampler(ConditionalSampler):
             zero, which fits smooth noise-free objectives more closely but can make the model
             overconfident (docs/bnn.md secs. 3-4).
         device: ``"cpu"`` or ``"cuda"`` for the network.
-        seed, n_startup_trials, independent_sampler, n_candidates, n_local_search,
-        n_fantasies, constraints_func, objective_bound, output_warping: see
-            :class:`condsamplers.samplers.base.ConditionalSampler`. (No ``n_restarts``: the
-            model has no hyperparameter search to restart.)
+        **options: the arguments every sampler shares (``seed``, ``n_startup_trials``,
+            ``independent_sampler``, ``n_candidates``, ``n_local_search``, ``n_fantasies``,
+            ``constraints_func``, ``objective_bound``, ``output_warping``;
+            :class:`~condsamplers.samplers.options.SamplerOptions`), documented in
+            :class:`condsamplers.samplers.base.ConditionalSampler`; no ``n_restarts``: the
+            model has no hyperparameter search to restart.
     """
 
     def __init__(
@@ -61,28 +64,14 @@ class BOHAMIANNSampler(ConditionalSampler):
         noise_prior_median: float = 1e-2,
         noise_prior_log_var: float = 1.0,
         device: str = "cpu",
-        seed: int | None = None,
-        n_startup_trials: int = 10,
-        independent_sampler: BaseSampler | None = None,
-        n_candidates: int = 1024,
-        n_local_search: int = 5,
-        n_fantasies: int = DEFAULT_N_FANTASIES,
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-        objective_bound: float | None = None,
-        output_warping: str = "none",
+        **options: Unpack[SamplerOptions],
     ) -> None:
-        super().__init__(
-            seed=seed,
-            n_startup_trials=n_startup_trials,
-            independent_sampler=independent_sampler,
-            n_candidates=n_candidates,
-            n_local_search=n_local_search,
-            n_restarts=0,
-            n_fantasies=n_fantasies,
-            constraints_func=constraints_func,
-            objective_bound=objective_bound,
-            output_warping=output_warping,
-        )
+        if "n_restarts" in options:
+            raise TypeError(
+                "BOHAMIANNSampler() got the argument 'n_restarts', but its model has no "
+                "hyperparameter search to restart (SGHMC samples them); leave it out."
+            )
+        super().__init__(**options, n_restarts=0)
         self._model_options: dict[str, Any] = dict(
             hidden_sizes=hidden_sizes,
             n_burn_in=n_burn_in,

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from optuna.samplers import BaseSampler
-from optuna.trial import FrozenTrial
-
-from condsamplers.acquisition import DEFAULT_N_FANTASIES
+from condsamplers.acquisition import DEFAULT_N_FANTASIES  # noqa: F401 (importable from here)
 from condsamplers.models.base import Surrogate
 from condsamplers.models.dngo import DNGO
 from condsamplers.samplers.base import ConditionalSampler
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from condsamplers.samplers.options import SamplerOptions
 
 
 class DNGOSampler(ConditionalSampler):
@@ -39,8 +40,10 @@ class DNGOSampler(ConditionalSampler):
         quadratic_prior_mean: the paper's quadratic prior mean (eq. 9), a bowl centred in the
             search box: far from the data, predictions revert towards high values.
         device: ``"cpu"`` or ``"cuda"`` for the network.
-        seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
-        n_fantasies, constraints_func, objective_bound, output_warping: see
+        **options: the arguments every sampler shares (``seed``, ``n_startup_trials``,
+            ``independent_sampler``, ``n_candidates``, ``n_local_search``, ``n_restarts``,
+            ``n_fantasies``, ``constraints_func``, ``objective_bound``, ``output_warping``;
+            :class:`~condsamplers.samplers.options.SamplerOptions`), documented in
             :class:`condsamplers.samplers.base.ConditionalSampler`; ``n_restarts`` are the
             random restarts of the hyperparameter fit.
     """
@@ -55,29 +58,9 @@ class DNGOSampler(ConditionalSampler):
         integrate_hyperparameters: bool = False,
         quadratic_prior_mean: bool = False,
         device: str = "cpu",
-        seed: int | None = None,
-        n_startup_trials: int = 10,
-        independent_sampler: BaseSampler | None = None,
-        n_candidates: int = 1024,
-        n_local_search: int = 5,
-        n_restarts: int = 2,
-        n_fantasies: int = DEFAULT_N_FANTASIES,
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-        objective_bound: float | None = None,
-        output_warping: str = "none",
+        **options: Unpack[SamplerOptions],
     ) -> None:
-        super().__init__(
-            seed=seed,
-            n_startup_trials=n_startup_trials,
-            independent_sampler=independent_sampler,
-            n_candidates=n_candidates,
-            n_local_search=n_local_search,
-            n_restarts=n_restarts,
-            n_fantasies=n_fantasies,
-            constraints_func=constraints_func,
-            objective_bound=objective_bound,
-            output_warping=output_warping,
-        )
+        super().__init__(**options)
         self._model_options: dict[str, Any] = dict(
             hidden_sizes=hidden_sizes,
             n_epochs=n_epochs,

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from optuna.samplers import BaseSampler
-from optuna.trial import FrozenTrial
-
-from condsamplers.acquisition import DEFAULT_N_FANTASIES
+from condsamplers.acquisition import DEFAULT_N_FANTASIES  # noqa: F401 (importable from here)
 from condsamplers.models.base import Surrogate
 from condsamplers.models.tree_gp import (
     INNER_BASES,
@@ -20,6 +16,12 @@ from condsamplers.models.tree_gp import (
 )
 from condsamplers.samplers.base import ConditionalSampler
 from condsamplers.validation import check_choice, check_int
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from condsamplers.samplers.options import SamplerOptions
+
 
 ACQUISITIONS = ("two_step", "joint")
 
@@ -58,14 +60,13 @@ class TreeGPSampler(ConditionalSampler):
             averaged over ``S`` slice samples of the hyperparameter posterior, the integrated
             acquisition of DNGO (Snoek et al. 2015, eq. 11-12; ``TreeGP``'s argument of the
             same name). Each step then costs roughly ``S`` times more.
-        output_warping: ``"none"`` (default), ``"tail"`` (the worse half of the values
-            log-compressed, the better half as it is, so that a few catastrophic trials, a
-            diverged SGD or a failed fit, do not flatten the good region; use it for model
-            selection: docs/choosing_a_sampler.md), ``"rank"`` or ``"yeo-johnson"``
-            (:func:`condsamplers.warping.warp_outputs`).
-        seed, n_startup_trials, independent_sampler, n_candidates, n_local_search, n_restarts,
-        n_fantasies, constraints_func, objective_bound: see
-            :class:`condsamplers.samplers.base.ConditionalSampler`.
+        **options: the arguments every sampler shares (``seed``, ``n_startup_trials``,
+            ``independent_sampler``, ``n_candidates``, ``n_local_search``, ``n_restarts``,
+            ``n_fantasies``, ``constraints_func``, ``objective_bound``, ``output_warping``;
+            :class:`~condsamplers.samplers.options.SamplerOptions`), documented in
+            :class:`condsamplers.samplers.base.ConditionalSampler`. For model selection
+            (real training, a few catastrophic trials) pass ``output_warping="tail"``
+            (docs/choosing_a_sampler.md).
     """
 
     def __init__(
@@ -78,16 +79,7 @@ class TreeGPSampler(ConditionalSampler):
         signal_variance: str = "shared",
         hyperparameter_samples: int = 0,
         offsets: str = "leaf",
-        seed: int | None = None,
-        n_startup_trials: int = 10,
-        independent_sampler: BaseSampler | None = None,
-        n_candidates: int = 1024,
-        n_local_search: int = 5,
-        n_restarts: int = 2,
-        n_fantasies: int = DEFAULT_N_FANTASIES,
-        constraints_func: Callable[[FrozenTrial], Sequence[float]] | None = None,
-        objective_bound: float | None = None,
-        output_warping: str = "none",
+        **options: Unpack[SamplerOptions],
     ) -> None:
         check_choice("acquisition", acquisition, ACQUISITIONS)
         check_choice("leaf_inputs", leaf_inputs, LEAF_INPUTS)
@@ -99,18 +91,7 @@ class TreeGPSampler(ConditionalSampler):
                 "independent=True has no path EI (the inner-node weights c are 0); "
                 "pass acquisition='joint'."
             )
-        super().__init__(
-            seed=seed,
-            n_startup_trials=n_startup_trials,
-            independent_sampler=independent_sampler,
-            n_candidates=n_candidates,
-            n_local_search=n_local_search,
-            n_restarts=n_restarts,
-            n_fantasies=n_fantasies,
-            constraints_func=constraints_func,
-            objective_bound=objective_bound,
-            output_warping=output_warping,
-        )
+        super().__init__(**options)
         self._independent = bool(independent)
         self._leaf_inputs = leaf_inputs
         self._inner_basis = inner_basis

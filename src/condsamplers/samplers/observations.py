@@ -1,0 +1,131 @@
+"""A study's trials as the pipeline's :class:`~condsamplers.pipeline.Observations`: the
+objective values as a finite minimisation target (optionally the log of their gap to a known
+bound), the RUNNING trials' recorded proposals as pending points, and the constraint values.
+Nothing here proposes; :mod:`condsamplers.samplers.base` calls it at each step."""
+
+from __future__ import annotations
+
+import numpy as np
+from optuna.study import Study, StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from condsamplers.log import get_logger
+from condsamplers.pipeline import Observations, log_regret
+from condsamplers.samplers.proposals import encode_pending
+from condsamplers.space import ConditionalSpace
+
+_logger = get_logger(__name__)
+
+#: Relative tolerance of ``objective_bound``: a value beyond it by no more is rounding.
+_BOUND_ROUNDING = 1e-12
+
+
+def study_observations(
+    study: Study,
+    space: ConditionalSpace,
+    complete: list[FrozenTrial],
+    trial: FrozenTrial,
+    objective_bound: float | None = None,
+    owner: str = "sampler",
+) -> Observations | None:
+    """What the model of ``trial``'s step sees: the ``complete`` trials encoded on ``space``
+    with their values to minimise (the log of their gap to ``objective_bound`` when given,
+    :func:`gap_to_bound`), every other RUNNING trial's recorded proposal as a pending point,
+    and the constraint values. ``None`` if no COMPLETE trial has a finite value. ``owner``
+    names the sampler in errors."""
+    X, active, kept = space.encode_trials(complete)
+    values = np.array([complete[i].value for i in kept], dtype=float)
+    y = finite_minimisation_values(values, study.direction)
+    if y is None:
+        return None
+    if objective_bound is not None:
+        y = gap_to_bound(y, study.direction, [complete[i] for i in kept], objective_bound, owner)
+    pending = [
+        encoded
+        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        if t.number != trial.number and (encoded := encode_pending(space, t)) is not None
+    ]
+    d = space.n_features
+    return Observations(
+        X=X,
+        active=active,
+        y=y,
+        X_pending=np.array([p[0] for p in pending]).reshape(-1, d),
+        active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
+        constraints=constraint_values([complete[i] for i in kept]),
+    )
+
+
+def gap_to_bound(
+    y: np.ndarray,
+    direction: StudyDirection,
+    trials: list[FrozenTrial],
+    bound: float,
+    owner: str = "sampler",
+) -> np.ndarray:
+    """``y`` (minimisation values of ``trials``) as the log of their gap to ``bound`` (the
+    sampler's ``objective_bound``; :func:`condsamplers.pipeline.log_regret`); a trial beyond
+    the bound is an error that names it.
+
+    A value beyond the bound by rounding only (a relative ``1e-12``: scikit-learn's average
+    precision of a perfect ranking can be ``1.0000000000000002``) counts as at the bound."""
+    minimise = direction == StudyDirection.MINIMIZE
+    target = bound if minimise else -bound
+    rounding = _BOUND_ROUNDING * max(1.0, abs(bound))
+    y = np.where((y < target) & (y >= target - rounding), target, y)
+    beyond = np.flatnonzero(y < target)
+    if len(beyond):
+        first = trials[int(beyond[0])]
+        raise ValueError(
+            f"{owner}: objective_bound={bound!r}, but trial {first.number} "
+            f"has the value {first.value!r}, {'below' if minimise else 'above'} it "
+            f"({len(beyond)} trial(s) in all). objective_bound must be a value that no "
+            "trial can beat (1.0 for an accuracy maximised, 0.0 for a loss minimised); "
+            "pass None if there is none."
+        )
+    return log_regret(y, target)
+
+
+def finite_minimisation_values(values: np.ndarray, direction: StudyDirection) -> np.ndarray | None:
+    """Objective values as a finite minimisation target; ``None`` if none is finite.
+
+    +-inf are clipped to the worst / best finite value and a warning is logged: they are real
+    observations (say, a diverged training run) that must not poison the model.
+    """
+    y = -values if direction == StudyDirection.MAXIMIZE else values.copy()
+    finite = np.isfinite(y)
+    if not finite.any():
+        return None
+    if not finite.all():
+        _logger.warning(
+            "%d trial(s) have an infinite objective value; the model sees them as the "
+            "worst (or best) finite value observed.",
+            int((~finite).sum()),
+        )
+        y = np.clip(
+            np.nan_to_num(y, posinf=np.inf, neginf=-np.inf), y[finite].min(), y[finite].max()
+        )
+    return y
+
+
+def constraint_values(trials: list[FrozenTrial]) -> np.ndarray | None:
+    """``(n, m)`` constraint values of ``trials`` (``trial.constraints``: ``set_constraint``
+    and ``constraints_func`` alike), columns in sorted name order, ``NaN`` where a trial did
+    not report one; ``None`` if no trial reported any. Infinite values are clipped to the
+    largest finite magnitude of their column (or +-1), with a warning."""
+    reported = [t.constraints for t in trials]
+    names = sorted({name for c in reported for name in c})
+    if not names:
+        return None
+    values = np.array([[c.get(name, np.nan) for name in names] for c in reported], dtype=float)
+    infinite = np.isinf(values)
+    if infinite.any():
+        _logger.warning(
+            "%d constraint value(s) are infinite; the constraint model sees them clipped to "
+            "the largest finite magnitude of their constraint.",
+            int(infinite.sum()),
+        )
+        finite = np.where(np.isfinite(values), np.abs(values), 0.0)
+        bound = np.maximum(finite.max(axis=0), 1.0)
+        values = np.where(infinite, np.sign(values) * bound, values)
+    return values
