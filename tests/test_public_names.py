@@ -203,6 +203,7 @@ PUBLIC_NAMES = {
         "PRIORS",
         "translate_search_spaces",
     ],
+    "condsamplers.sklearn.search_space": ["BRANCH_PARAM", "PRIORS", "translate_search_spaces"],
     "condsamplers.space": [
         "Condition",
         "ConditionalSpace",
