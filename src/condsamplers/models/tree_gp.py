@@ -11,17 +11,11 @@ Model (eq. 1, with the random *linear* inner-node functions of sec. 2.4)::
 parameters that live at ``v`` (sec. 2.4; numerical columns centred, ``x - 1/2``, categorical
 ones one-hot); with ``inner_basis="fourier"`` (the default) also ``N_FOURIER`` random Fourier
 features of the node's numerical shared columns (the basis expansion of sec. 4.3,
-:class:`FourierBasis`), so that shared parameters act non-linearly across leaves.
+:class:`~condsamplers.models.tree_gp_structure.FourierBasis`), so that shared parameters act
+non-linearly across leaves.
 
-**The tree from a conditional space.** A leaf is a path of the inferred tree, i.e. a set of
-active columns (``FeatureSpec.leaf_patterns``, else the distinct active patterns of the data).
-For a column ``j`` let ``P(j)`` be the set of leaves on which it is active. Every distinct
-``P(j)`` with two leaves or more is an inner node, whose shared parameters are the columns with
-that ``P(j)``; the root (all leaves) always exists. This recovers the paper's trees: in the
-small tree of its Fig. 1, ``x1`` is at the root, ``{x2, r8}`` at the node ``x1 = 0``, and the leaf
-variables ``x4 .. x7`` at the leaves; for nested layers (``units_i`` active iff ``depth >= i``)
-it gives the chain of its Fig. 3 (bottom). A point is on inner node ``v`` when one of ``v``'s
-columns is active (the root: always), so the model also scores active patterns it never saw.
+**The tree from a conditional space** (leaves, inner nodes, and which points are on them):
+:mod:`condsamplers.models.tree_gp_structure`.
 
 **Leaf inputs.** ``leaf_inputs="path"`` (default): ``g_p`` is a GP over every column active on
 path ``p``, so shared parameters act non-linearly within a leaf and linearly (through ``c``)
@@ -84,21 +78,13 @@ per leaf, the paper's ``independent`` baseline.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import math
-from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from condsamplers.kernels import (
-    MaternKernel,
-    log_omega_prior,
-    matern52,
-    one_hot,
-    squared_distances,
-)
+from condsamplers.kernels import log_omega_prior
 from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
@@ -108,12 +94,37 @@ from condsamplers.models.fitting import (
     maximise_log_posterior,
     noise_variance_of,
     random_restarts,
-    robust_cholesky,
     slice_sample,
     standardise,
 )
+from condsamplers.models.tree_gp_posterior import TreeGPInference
+from condsamplers.models.tree_gp_structure import (
+    N_FOURIER,
+    FourierBasis,
+    InnerNode,
+    TreeStructure,
+    _feature_layout,
+    inner_features,
+)
 from condsamplers.space import FeatureSpec
 from condsamplers.validation import check_choice, check_int
+
+__all__ = [
+    "FOURIER_LOG_LENGTHSCALE",
+    "INNER_BASES",
+    "LEAF_INPUTS",
+    "MIN_NOISE",
+    "N_FOURIER",
+    "OFFSETS",
+    "REFRESH_GROWTH",
+    "SIGNAL_VARIANCES",
+    "SLICE_BURN_IN",
+    "FourierBasis",
+    "InnerNode",
+    "TreeGP",
+    "TreeStructure",
+    "inner_features",
+]
 
 _logger = get_logger(__name__)
 
@@ -121,224 +132,12 @@ LEAF_INPUTS = ("path", "leaf")
 SIGNAL_VARIANCES = ("leaf", "shared")
 OFFSETS = ("leaf", "shared")
 INNER_BASES = ("linear", "fourier")
-#: Random Fourier features per inner node with ``inner_basis="fourier"`` (sec. 4.3).
-N_FOURIER = 16
 #: Prior mean (and default) of the log length scale of the Fourier features, unit-cube units.
 FOURIER_LOG_LENGTHSCALE = math.log(0.5)
-#: Degrees of freedom of the Student-t frequencies: the spectral density of Matern-5/2.
-_MATERN_NU = 5.0
 #: A warm-started fit also starts from the defaults once the data have grown by this factor.
 REFRESH_GROWTH = 1.1
 #: Slice-sampling sweeps from the MAP values before the first hyperparameter sample is kept.
 SLICE_BURN_IN = 4
-
-
-@dataclasses.dataclass(frozen=True)
-class InnerNode:
-    """An inner node of the tree: the leaves below it and the columns that live there."""
-
-    leaves: frozenset[int]
-    columns: tuple[int, ...]
-    is_root: bool = False
-
-
-@dataclasses.dataclass(frozen=True)
-class TreeStructure:
-    """Leaves (active column sets) and inner nodes (root first) of Jenatton's tree.
-
-    ``leaf_columns[p]`` are the inputs of leaf ``p``'s GP. Leaves may be appended later
-    (:meth:`with_leaves`, a pattern first seen among running trials) without changing the inner
-    nodes; a new leaf is on every inner node one of whose columns it activates.
-    """
-
-    leaves: tuple[frozenset[int], ...]
-    inner_nodes: tuple[InnerNode, ...]
-    leaf_columns: tuple[tuple[int, ...], ...]
-    leaf_inputs: str
-
-    @classmethod
-    def from_leaves(
-        cls, leaves: Iterable[frozenset[int]], n_features: int, leaf_inputs: str = "path"
-    ) -> TreeStructure:
-        """Inner nodes are the distinct sets ``P(j)`` of leaves of each column (see module)."""
-        leaves = tuple(dict.fromkeys(frozenset(leaf) for leaf in leaves))
-        by_leaf_set: dict[frozenset[int], list[int]] = {}
-        for j in range(n_features):
-            on = frozenset(p for p, leaf in enumerate(leaves) if j in leaf)
-            if len(on) >= 2:
-                by_leaf_set.setdefault(on, []).append(j)
-        everything = frozenset(range(len(leaves)))
-        root = InnerNode(everything, tuple(by_leaf_set.pop(everything, [])), is_root=True)
-        others = sorted(by_leaf_set.items(), key=lambda item: (-len(item[0]), item[1]))
-        inner = (root, *(InnerNode(on, tuple(cols)) for on, cols in others))
-        structure = cls((), inner, (), leaf_inputs)
-        return structure.with_leaves(leaves)
-
-    def with_leaves(self, extra: Iterable[frozenset[int]]) -> TreeStructure:
-        """The same inner nodes, with the patterns of ``extra`` not yet known as new leaves."""
-        leaves = list(self.leaves)
-        for leaf in extra:
-            if leaf not in leaves:
-                leaves.append(frozenset(leaf))
-        shared = {j for node in self.inner_nodes for j in node.columns}
-        if self.leaf_inputs == "path":
-            columns = [tuple(sorted(leaf)) for leaf in leaves]
-        else:
-            columns = [tuple(sorted(leaf - shared)) for leaf in leaves]
-        return dataclasses.replace(self, leaves=tuple(leaves), leaf_columns=tuple(columns))
-
-    def leaf_index(self, active: np.ndarray) -> np.ndarray:
-        """Leaf of each row of ``active`` (``-1``: a pattern that is no known leaf)."""
-        active = np.asarray(active, dtype=bool)
-        if len(active) == 0:
-            return np.zeros(0, dtype=int)
-        lookup = {leaf: p for p, leaf in enumerate(self.leaves)}
-        patterns, inverse = np.unique(active, axis=0, return_inverse=True)
-        found = [lookup.get(frozenset(np.flatnonzero(row).tolist()), -1) for row in patterns]
-        return np.asarray(found, dtype=int)[inverse.reshape(-1)]
-
-    def describe(self, names: Sequence[str] | None = None) -> str:
-        """The inner nodes and the leaves, one a line (column names if given)."""
-
-        def show(columns: Iterable[int]) -> str:
-            cols = [names[j] if names else str(j) for j in columns]
-            return "{" + ", ".join(cols) + "}"
-
-        lines = []
-        for v, node in enumerate(self.inner_nodes):
-            kind = "root" if node.is_root else f"inner {v}"
-            lines.append(f"{kind}: shared {show(node.columns)} over leaves {sorted(node.leaves)}")
-        for p, columns in enumerate(self.leaf_columns):
-            lines.append(f"leaf {p}: GP over {show(columns)}")
-        return "\n".join(lines)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Features:
-    """Layout of ``z(x)``: for each feature its variance group (one per intercept/column)."""
-
-    groups: np.ndarray
-    group_keys: tuple[tuple[tuple[int, ...], int | None], ...]
-    #: per group, ``log(1 / g_v)``, ``g_v`` the number of groups of its inner node ``v``
-    #: (0 at the root).
-    log_group_scale: np.ndarray
-
-    @property
-    def n_features(self) -> int:
-        return len(self.groups)
-
-    @property
-    def n_groups(self) -> int:
-        return len(self.group_keys)
-
-
-def _numerical_columns(node: InnerNode, features: FeatureSpec) -> list[int]:
-    return [j for j in node.columns if features.n_categories[j] == 0]
-
-
-def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str) -> _Features:
-    groups: list[int] = []
-    keys: list[tuple[tuple[int, ...], int | str | None]] = []
-    scales: list[float] = []
-    for node in structure.inner_nodes:
-        node_key = tuple(sorted(node.leaves)) if node.is_root else node.columns
-        first = len(keys)
-        keys.append((node_key, None))
-        groups.append(len(keys) - 1)
-        for j in node.columns:
-            keys.append((node_key, j))
-            groups += [len(keys) - 1] * max(1, int(features.n_categories[j]))
-        if basis == "fourier" and _numerical_columns(node, features):
-            keys.append((node_key, "fourier"))
-            groups += [len(keys) - 1] * N_FOURIER
-        n_node = len(keys) - first
-        scales += [0.0 if node.is_root else -math.log(n_node)] * n_node
-    return _Features(np.array(groups, dtype=int), tuple(keys), np.array(scales))
-
-
-@dataclasses.dataclass(frozen=True)
-class FourierBasis:
-    """Random Fourier features (Rahimi & Recht 2007) of the numerical shared columns of each
-    inner node: ``sqrt(2 / M) cos(W_v x_v / l_v + phase_v)``, the paper's non-linear extension
-    (sec. 4.3). ``W_v`` are standard Student-t(5) draws (the spectral density of a Matern-5/2
-    kernel), fixed per node; the length scale ``l_v`` is a hyperparameter fitted with the rest.
-    """
-
-    frequencies: tuple[torch.Tensor | None, ...]
-    phases: tuple[torch.Tensor | None, ...]
-
-    @classmethod
-    def draw(cls, structure: TreeStructure, features: FeatureSpec) -> FourierBasis:
-        """Frequencies from a fixed stream: the same tree always gets the same basis."""
-        rng = np.random.default_rng(20170806)
-        frequencies: list[torch.Tensor | None] = []
-        phases: list[torch.Tensor | None] = []
-        for node in structure.inner_nodes:
-            d = len(_numerical_columns(node, features))
-            if d == 0:
-                frequencies.append(None)
-                phases.append(None)
-                continue
-            normal = rng.standard_normal((d, N_FOURIER))
-            scale = np.sqrt(_MATERN_NU / rng.chisquare(_MATERN_NU, N_FOURIER))
-            frequencies.append(torch.as_tensor(normal * scale))
-            phases.append(torch.as_tensor(rng.uniform(0.0, 2.0 * np.pi, N_FOURIER)))
-        return cls(tuple(frequencies), tuple(phases))
-
-
-def inner_features(
-    structure: TreeStructure,
-    features: FeatureSpec,
-    X: torch.Tensor,
-    active: torch.Tensor,
-    fourier: FourierBasis | None = None,
-    log_lengthscales: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """``z(x)`` of each row (sec. 2.4): per inner node on the path, ``[1, r_v(x)]``; zeros off it.
-
-    With ``fourier`` (and one log length scale per inner node), ``r_v(x)`` also holds the
-    random Fourier features of the node's numerical columns (sec. 4.3). Differentiable in the
-    numerical columns of ``X`` and in ``log_lengthscales``.
-    """
-    on = active.to(X.dtype)
-    parts = []
-    for v, node in enumerate(structure.inner_nodes):
-        if node.is_root:
-            member = torch.ones(X.shape[0], dtype=X.dtype)
-        elif node.columns:
-            member = on[:, list(node.columns)].amax(dim=1)
-        else:
-            member = torch.zeros(X.shape[0], dtype=X.dtype)
-        parts.append(member[:, None])
-        for j in node.columns:
-            k = int(features.n_categories[j])
-            if k > 0:
-                parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
-            else:
-                parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
-        if fourier is not None and fourier.frequencies[v] is not None:
-            assert log_lengthscales is not None
-            x_v = X[:, _numerical_columns(node, features)]
-            angle = x_v @ fourier.frequencies[v] * torch.exp(-log_lengthscales[v])
-            parts.append(math.sqrt(2.0 / N_FOURIER) * torch.cos(angle + fourier.phases[v]))
-            parts[-1] = parts[-1] * member[:, None]
-    return torch.cat(parts, dim=1)
-
-
-@dataclasses.dataclass(frozen=True)
-class _Bucket:
-    """Leaves of similar size, padded to the largest: ``rows (B, m)`` indices into the data
-    (padding 0), ``valid (B, m)`` 1 for real rows, ``masks (B, e)`` each leaf's embedding
-    coordinates."""
-
-    leaves: torch.Tensor
-    rows: torch.Tensor
-    valid: torch.Tensor
-    masks: torch.Tensor
-
-
-#: One leaf's Cholesky factor ``L_p`` and ``L_p^-1 [r_p, Z_p]``.
-_LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
 
 
 def _per_leaf(
@@ -353,7 +152,7 @@ def _per_leaf(
     return padded[torch.where(index < 0, len(padded) - 1, index)]
 
 
-class TreeGP(Surrogate):
+class TreeGP(TreeGPInference, Surrogate):
     """Jenatton et al. (2017) tree GP: leaf GPs plus random linear inner-node functions.
 
     See the module docstring for the model, eq. 1-4 of the paper and how the tree is built.
@@ -637,192 +436,10 @@ class TreeGP(Surrogate):
             log_prior = log_prior - 0.5 * (shift**2).sum()
         return self._log_evidence(params) + log_prior
 
-    # -- the pieces of eq. 3 ---------------------------------------------------------------
-    def _embedding(self, X: torch.Tensor, active: torch.Tensor, params: Params) -> torch.Tensor:
-        """Matern embedding over all columns; a leaf's kernel uses only its own columns."""
-        return MaternKernel().embed(X, active, {"log_omega": params["log_omega"]}, self.features_)
-
-    def _leaf_covariance(
-        self, p: int, emb_a: torch.Tensor, emb_b: torch.Tensor, params: Params
-    ) -> torch.Tensor:
-        """``K_p`` between two sets of rows of leaf ``p`` (``s * matern52`` on its columns)."""
-        mask = self._leaf_embedding_mask(p)
-        sq = squared_distances(emb_a * mask, emb_b * mask)
-        return self._amplitudes(params, np.array([p]))[0] * matern52(sq)
-
-    def _leaf_embedding_mask(self, p: int) -> torch.Tensor:
-        """Which embedding coordinates belong to leaf ``p``'s input columns."""
-        if p not in self.masks_:
-            # MaternKernel.embed lists numerical columns first, then each categorical one-hot.
-            n_categories = self.features_.n_categories
-            categorical = np.flatnonzero(n_categories > 0)
-            numerical = np.flatnonzero(n_categories == 0)
-            owner = np.concatenate([numerical, np.repeat(categorical, n_categories[categorical])])
-            keep = np.isin(owner, self.structure_.leaf_columns[p])
-            self.masks_[p] = torch.as_tensor(keep, dtype=torch.float64)
-        return self.masks_[p]
-
-    def _buckets(self) -> list[_Bucket]:
-        """Leaves with data, grouped by similar size and padded, for batched Cholesky."""
-        sizes = sorted((len(rows), p) for p, rows in self.rows_.items())
-        groups: list[list[tuple[int, int]]] = []
-        for size, p in sizes:
-            smallest = groups[-1][0][0] if groups else 0
-            if not groups or size > max(1.5 * smallest, smallest + 8):
-                groups.append([])
-            groups[-1].append((size, p))
-        buckets = []
-        for group in groups:
-            m = group[-1][0]
-            rows = torch.zeros((len(group), m), dtype=torch.long)
-            valid = torch.zeros((len(group), m), dtype=torch.float64)
-            for b, (size, p) in enumerate(group):
-                rows[b, :size] = self.rows_[p]
-                valid[b, :size] = 1.0
-            leaves = torch.as_tensor([p for _, p in group])
-            masks = torch.stack([self._leaf_embedding_mask(p) for _, p in group])
-            buckets.append(_Bucket(leaves, rows, valid, masks))
-        return buckets
-
-    def _leaf_terms(
-        self, params: Params, log: bool
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[_LeafFactor]]:
-        """The per-leaf sums of eq. 3: ``sum r_p^T M_p^-1 r_p``, ``sum log|M_p|``, ``f_c``,
-        ``sum Z_p^T M_p^-1 Z_p``, and each leaf's ``(p, L_p, A_p = L_p^-1 [r_p, Z_p])``.
-
-        Leaves are batched by size; padding rows carry an identity block (log-determinant 0,
-        no residual, no features), so each leaf's factor is the top-left block of its batch's.
-        """
-        noise = torch.exp(params["log_noise"])[0] + self.min_noise
-        emb = self._embedding(self.X_, self.active_, params)
-        quad = torch.zeros((), dtype=torch.float64)
-        log_det = torch.zeros((), dtype=torch.float64)
-        Z = self._training_features(params)
-        d_c = Z.shape[1]
-        f_c = torch.zeros(d_c, dtype=torch.float64)
-        gram = torch.zeros((d_c, d_c), dtype=torch.float64)
-        factors: list[_LeafFactor] = []
-        for bucket in self.buckets_:
-            E = emb[bucket.rows] * bucket.masks[:, None, :]
-            sq = (E * E).sum(-1)
-            sq = (sq[:, :, None] + sq[:, None, :] - 2.0 * E @ E.transpose(1, 2)).clamp_min(0.0)
-            both = bucket.valid[:, :, None] * bucket.valid[:, None, :]
-            eye = torch.eye(E.shape[1], dtype=torch.float64)
-            amplitude = self._amplitudes(params, bucket.leaves)[:, None, None]
-            K = (
-                amplitude * matern52(sq) * both
-                + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
-            )
-            L = robust_cholesky(K, log=log)
-            offsets = self._leaf_offsets(params, bucket.leaves)
-            r = (self.z_[bucket.rows] - offsets[:, None]) * bucket.valid
-            rhs = torch.cat([r[..., None], Z[bucket.rows] * bucket.valid[..., None]], dim=2)
-            A = torch.linalg.solve_triangular(L, rhs, upper=False)
-            quad = quad + (A[..., 0] ** 2).sum()
-            log_det = log_det + 2.0 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
-            f_c = f_c + torch.einsum("bmi,bm->i", A[..., 1:], A[..., 0])
-            gram = gram + torch.einsum("bmi,bmj->ij", A[..., 1:], A[..., 1:])
-            for b, p in enumerate(bucket.leaves.tolist()):
-                size = len(self.rows_[p])
-                factors.append((p, L[b, :size, :size], A[b, :size]))
-        return quad, log_det, f_c, gram, factors
-
-    def _log_variance_c(self, params: Params) -> torch.Tensor:
-        """Log of the diagonal of ``Sigma_c``, one entry per feature of ``z(x)``: the group's
-        variance (Gamma(2, 1) prior) over ``g_v``, the number of groups of its inner node
-        (module docstring, "Prior scale of the inner nodes")."""
-        groups = torch.as_tensor(self.layout_.groups)
-        scale = torch.as_tensor(self.layout_.log_group_scale, dtype=torch.float64)
-        return (params["log_variance_c"] + scale)[groups]
-
-    def _c_precision_factor(self, params: Params, gram: torch.Tensor, log: bool) -> torch.Tensor:
-        """Cholesky factor of ``Lambda_c = Sigma_c^-1 + sum_p Z_p^T M_p^-1 Z_p``."""
-        diagonal = torch.exp(-self._log_variance_c(params))
-        return robust_cholesky(torch.diag(diagonal) + gram, log=log)
-
-    def _log_evidence(self, params: Params) -> torch.Tensor:
-        """``log P(y)`` of eq. 3 for the standardised ``y``."""
-        quad, log_det, f_c, gram, _ = self._leaf_terms(params, log=False)
-        if len(f_c):
-            L_c = self._c_precision_factor(params, gram, log=False)
-            u = torch.linalg.solve_triangular(L_c, f_c[:, None], upper=False)[:, 0]
-            quad = quad - u @ u
-            log_det = log_det + self._log_variance_c(params).sum()
-            log_det = log_det + 2.0 * torch.log(L_c.diagonal()).sum()
-        n = len(self.z_)
-        return -0.5 * quad - 0.5 * log_det - 0.5 * n * math.log(2.0 * math.pi)
-
-    def _factorise(self) -> None:
-        """Cache what prediction needs: per leaf ``L_p``, ``M_p^-1 r_p``, ``M_p^-1 Z_p``;
-        ``L`` of ``Lambda_c`` and the posterior mean ``mu_c = Lambda_c^-1 f_c``."""
-        with torch.no_grad():
-            params = self.params_
-            self.train_embedding_ = self._embedding(self.X_, self.active_, params)
-            _, _, f_c, gram, factors = self._leaf_terms(params, log=True)
-            self.leaf_cache_: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
-            for p, L, A in factors:
-                solved = torch.linalg.solve_triangular(L.T, A, upper=True)  # M_p^-1 [r_p, Z_p]
-                self.leaf_cache_[p] = (L, solved[:, 0], solved[:, 1:])
-            if len(f_c):
-                self.variance_c_ = torch.exp(self._log_variance_c(params))
-                self.L_c_ = self._c_precision_factor(params, gram, log=True)
-                self.mu_c_ = torch.cholesky_solve(f_c[:, None], self.L_c_)[:, 0]
-            else:
-                self.variance_c_ = torch.zeros(0, dtype=torch.float64)
-                self.L_c_ = torch.zeros((0, 0), dtype=torch.float64)
-                self.mu_c_ = torch.zeros(0, dtype=torch.float64)
-
-    # -- prediction ----------------------------------------------------------------------
-    def _c_variance(self, T: torch.Tensor) -> torch.Tensor:
-        """``t^T Lambda_c^-1 t`` for each row ``t`` of ``T``."""
-        if T.shape[1] == 0:
-            return torch.zeros(T.shape[0], dtype=torch.float64)
-        v = torch.linalg.solve_triangular(self.L_c_, T.T, upper=False)
-        return (v * v).sum(0)
-
+    # -- prediction (posterior and path_posterior: TreeGPInference) -----------------------
     def noise_variance(self) -> float:
         """The fitted ``sigma^2`` of eq. 1 (module docstring), in the units of ``y``."""
         return noise_variance_of(self.params_, self.min_noise, self.y_std_)
-
-    def posterior(
-        self, X: torch.Tensor, active: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and variance of ``g_p(x) + z(x)^T c`` (sec. 3.2), in the units of ``y``."""
-        leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
-        Z = self.inner_features(X, active)
-        emb = self._embedding(X, active, self.params_)
-        n = X.shape[0]
-        amplitude = self._amplitudes(self.params_, leaf)
-        k_alpha = torch.zeros(n, dtype=torch.float64)
-        explained = torch.zeros(n, dtype=torch.float64)
-        k_W = torch.zeros_like(Z)
-        for p, (L, alpha, W) in self.leaf_cache_.items():
-            rows = torch.as_tensor(np.flatnonzero(leaf == p))
-            if len(rows) == 0:
-                continue
-            train = self.train_embedding_[self.rows_[p]]
-            k = self._leaf_covariance(p, emb[rows], train, self.params_)
-            v = torch.linalg.solve_triangular(L, k.T, upper=False)
-            k_alpha = k_alpha.index_put((rows,), k @ alpha)
-            explained = explained.index_put((rows,), (v * v).sum(0))
-            k_W = k_W.index_put((rows,), k @ W)
-        T = Z - k_W
-        mean = self._leaf_offsets(self.params_, leaf) + k_alpha + T @ self.mu_c_
-        var = (amplitude - explained + self._c_variance(T)).clamp_min(1e-12)
-        return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
-
-    def path_posterior(
-        self, X: torch.Tensor, active: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and variance of ``b_p + z(x)^T c`` (the quantity of the path EI, eq. 6).
-
-        Depends on ``x`` only through the path and the shared parameters in ``z(x)``.
-        """
-        leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
-        Z = self.inner_features(X, active)
-        mean = self._leaf_offsets(self.params_, leaf) + Z @ self.mu_c_
-        var = self._c_variance(Z).clamp_min(1e-12)
-        return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
 
     @property
     def has_path_posterior(self) -> bool:

@@ -1,0 +1,244 @@
+"""Exact inference of the tree GP: the Cholesky algebra of eq. 3 and the posteriors of sec. 3.2.
+
+One concern: given the data, the tree and the hyperparameters of a
+:class:`~condsamplers.models.tree_gp.TreeGP`, the leaf-by-leaf factorisation behind the log
+marginal likelihood (eq. 3, ``O(V^3 + sum_p n_p^3)``), the factors cached for prediction, and
+the posterior of ``g_p(x) + z(x)^T c`` and the path posterior of ``b_p + z(x)^T c``. The
+formulas are in the docstring of :mod:`condsamplers.models.tree_gp` ("Inference",
+"Prediction"); :class:`TreeGPInference` holds them as methods that ``TreeGP`` inherits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import torch
+
+from condsamplers.kernels import MaternKernel, matern52, squared_distances
+from condsamplers.models.fitting import Params, robust_cholesky
+from condsamplers.models.tree_gp_structure import TreeStructure, _Features
+from condsamplers.space import FeatureSpec
+
+
+@dataclasses.dataclass(frozen=True)
+class _Bucket:
+    """Leaves of similar size, padded to the largest: ``rows (B, m)`` indices into the data
+    (padding 0), ``valid (B, m)`` 1 for real rows, ``masks (B, e)`` each leaf's embedding
+    coordinates."""
+
+    leaves: torch.Tensor
+    rows: torch.Tensor
+    valid: torch.Tensor
+    masks: torch.Tensor
+
+
+#: One leaf's Cholesky factor ``L_p`` and ``L_p^-1 [r_p, Z_p]``.
+_LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
+
+
+class TreeGPInference:
+    """The exact-inference methods of :class:`~condsamplers.models.tree_gp.TreeGP` (a mixin).
+
+    They read the fitted state that ``TreeGP`` sets (annotated below) and call its
+    hyperparameter maps ``_amplitudes``, ``_leaf_offsets``, ``_training_features`` and
+    ``inner_features``.
+    """
+
+    features_: FeatureSpec
+    structure_: TreeStructure
+    layout_: _Features
+    params_: Params
+    min_noise: float
+    X_: torch.Tensor
+    active_: torch.Tensor
+    z_: torch.Tensor
+    y_mean_: float
+    y_std_: float
+    rows_: dict[int, torch.Tensor]
+    masks_: dict[int, torch.Tensor]
+    buckets_: list[_Bucket]
+
+    # -- the pieces of eq. 3 ---------------------------------------------------------------
+    def _embedding(self, X: torch.Tensor, active: torch.Tensor, params: Params) -> torch.Tensor:
+        """Matern embedding over all columns; a leaf's kernel uses only its own columns."""
+        return MaternKernel().embed(X, active, {"log_omega": params["log_omega"]}, self.features_)
+
+    def _leaf_covariance(
+        self, p: int, emb_a: torch.Tensor, emb_b: torch.Tensor, params: Params
+    ) -> torch.Tensor:
+        """``K_p`` between two sets of rows of leaf ``p`` (``s * matern52`` on its columns)."""
+        mask = self._leaf_embedding_mask(p)
+        sq = squared_distances(emb_a * mask, emb_b * mask)
+        return self._amplitudes(params, np.array([p]))[0] * matern52(sq)
+
+    def _leaf_embedding_mask(self, p: int) -> torch.Tensor:
+        """Which embedding coordinates belong to leaf ``p``'s input columns."""
+        if p not in self.masks_:
+            # MaternKernel.embed lists numerical columns first, then each categorical one-hot.
+            n_categories = self.features_.n_categories
+            categorical = np.flatnonzero(n_categories > 0)
+            numerical = np.flatnonzero(n_categories == 0)
+            owner = np.concatenate([numerical, np.repeat(categorical, n_categories[categorical])])
+            keep = np.isin(owner, self.structure_.leaf_columns[p])
+            self.masks_[p] = torch.as_tensor(keep, dtype=torch.float64)
+        return self.masks_[p]
+
+    def _buckets(self) -> list[_Bucket]:
+        """Leaves with data, grouped by similar size and padded, for batched Cholesky."""
+        sizes = sorted((len(rows), p) for p, rows in self.rows_.items())
+        groups: list[list[tuple[int, int]]] = []
+        for size, p in sizes:
+            smallest = groups[-1][0][0] if groups else 0
+            if not groups or size > max(1.5 * smallest, smallest + 8):
+                groups.append([])
+            groups[-1].append((size, p))
+        buckets = []
+        for group in groups:
+            m = group[-1][0]
+            rows = torch.zeros((len(group), m), dtype=torch.long)
+            valid = torch.zeros((len(group), m), dtype=torch.float64)
+            for b, (size, p) in enumerate(group):
+                rows[b, :size] = self.rows_[p]
+                valid[b, :size] = 1.0
+            leaves = torch.as_tensor([p for _, p in group])
+            masks = torch.stack([self._leaf_embedding_mask(p) for _, p in group])
+            buckets.append(_Bucket(leaves, rows, valid, masks))
+        return buckets
+
+    def _leaf_terms(
+        self, params: Params, log: bool
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, list[_LeafFactor]]:
+        """The per-leaf sums of eq. 3: ``sum r_p^T M_p^-1 r_p``, ``sum log|M_p|``, ``f_c``,
+        ``sum Z_p^T M_p^-1 Z_p``, and each leaf's ``(p, L_p, A_p = L_p^-1 [r_p, Z_p])``.
+
+        Leaves are batched by size; padding rows carry an identity block (log-determinant 0,
+        no residual, no features), so each leaf's factor is the top-left block of its batch's.
+        """
+        noise = torch.exp(params["log_noise"])[0] + self.min_noise
+        emb = self._embedding(self.X_, self.active_, params)
+        quad = torch.zeros((), dtype=torch.float64)
+        log_det = torch.zeros((), dtype=torch.float64)
+        Z = self._training_features(params)
+        d_c = Z.shape[1]
+        f_c = torch.zeros(d_c, dtype=torch.float64)
+        gram = torch.zeros((d_c, d_c), dtype=torch.float64)
+        factors: list[_LeafFactor] = []
+        for bucket in self.buckets_:
+            E = emb[bucket.rows] * bucket.masks[:, None, :]
+            sq = (E * E).sum(-1)
+            sq = (sq[:, :, None] + sq[:, None, :] - 2.0 * E @ E.transpose(1, 2)).clamp_min(0.0)
+            both = bucket.valid[:, :, None] * bucket.valid[:, None, :]
+            eye = torch.eye(E.shape[1], dtype=torch.float64)
+            amplitude = self._amplitudes(params, bucket.leaves)[:, None, None]
+            K = (
+                amplitude * matern52(sq) * both
+                + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
+            )
+            L = robust_cholesky(K, log=log)
+            offsets = self._leaf_offsets(params, bucket.leaves)
+            r = (self.z_[bucket.rows] - offsets[:, None]) * bucket.valid
+            rhs = torch.cat([r[..., None], Z[bucket.rows] * bucket.valid[..., None]], dim=2)
+            A = torch.linalg.solve_triangular(L, rhs, upper=False)
+            quad = quad + (A[..., 0] ** 2).sum()
+            log_det = log_det + 2.0 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
+            f_c = f_c + torch.einsum("bmi,bm->i", A[..., 1:], A[..., 0])
+            gram = gram + torch.einsum("bmi,bmj->ij", A[..., 1:], A[..., 1:])
+            for b, p in enumerate(bucket.leaves.tolist()):
+                size = len(self.rows_[p])
+                factors.append((p, L[b, :size, :size], A[b, :size]))
+        return quad, log_det, f_c, gram, factors
+
+    def _log_variance_c(self, params: Params) -> torch.Tensor:
+        """Log of the diagonal of ``Sigma_c``, one entry per feature of ``z(x)``: the group's
+        variance (Gamma(2, 1) prior) over ``g_v``, the number of groups of its inner node
+        (module docstring, "Prior scale of the inner nodes")."""
+        groups = torch.as_tensor(self.layout_.groups)
+        scale = torch.as_tensor(self.layout_.log_group_scale, dtype=torch.float64)
+        return (params["log_variance_c"] + scale)[groups]
+
+    def _c_precision_factor(self, params: Params, gram: torch.Tensor, log: bool) -> torch.Tensor:
+        """Cholesky factor of ``Lambda_c = Sigma_c^-1 + sum_p Z_p^T M_p^-1 Z_p``."""
+        diagonal = torch.exp(-self._log_variance_c(params))
+        return robust_cholesky(torch.diag(diagonal) + gram, log=log)
+
+    def _log_evidence(self, params: Params) -> torch.Tensor:
+        """``log P(y)`` of eq. 3 for the standardised ``y``."""
+        quad, log_det, f_c, gram, _ = self._leaf_terms(params, log=False)
+        if len(f_c):
+            L_c = self._c_precision_factor(params, gram, log=False)
+            u = torch.linalg.solve_triangular(L_c, f_c[:, None], upper=False)[:, 0]
+            quad = quad - u @ u
+            log_det = log_det + self._log_variance_c(params).sum()
+            log_det = log_det + 2.0 * torch.log(L_c.diagonal()).sum()
+        n = len(self.z_)
+        return -0.5 * quad - 0.5 * log_det - 0.5 * n * math.log(2.0 * math.pi)
+
+    def _factorise(self) -> None:
+        """Cache what prediction needs: per leaf ``L_p``, ``M_p^-1 r_p``, ``M_p^-1 Z_p``;
+        ``L`` of ``Lambda_c`` and the posterior mean ``mu_c = Lambda_c^-1 f_c``."""
+        with torch.no_grad():
+            params = self.params_
+            self.train_embedding_ = self._embedding(self.X_, self.active_, params)
+            _, _, f_c, gram, factors = self._leaf_terms(params, log=True)
+            self.leaf_cache_: dict[int, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+            for p, L, A in factors:
+                solved = torch.linalg.solve_triangular(L.T, A, upper=True)  # M_p^-1 [r_p, Z_p]
+                self.leaf_cache_[p] = (L, solved[:, 0], solved[:, 1:])
+            if len(f_c):
+                self.variance_c_ = torch.exp(self._log_variance_c(params))
+                self.L_c_ = self._c_precision_factor(params, gram, log=True)
+                self.mu_c_ = torch.cholesky_solve(f_c[:, None], self.L_c_)[:, 0]
+            else:
+                self.variance_c_ = torch.zeros(0, dtype=torch.float64)
+                self.L_c_ = torch.zeros((0, 0), dtype=torch.float64)
+                self.mu_c_ = torch.zeros(0, dtype=torch.float64)
+
+    # -- prediction ----------------------------------------------------------------------
+    def _c_variance(self, T: torch.Tensor) -> torch.Tensor:
+        """``t^T Lambda_c^-1 t`` for each row ``t`` of ``T``."""
+        if T.shape[1] == 0:
+            return torch.zeros(T.shape[0], dtype=torch.float64)
+        v = torch.linalg.solve_triangular(self.L_c_, T.T, upper=False)
+        return (v * v).sum(0)
+
+    def posterior(
+        self, X: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and variance of ``g_p(x) + z(x)^T c`` (sec. 3.2), in the units of ``y``."""
+        leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
+        Z = self.inner_features(X, active)
+        emb = self._embedding(X, active, self.params_)
+        n = X.shape[0]
+        amplitude = self._amplitudes(self.params_, leaf)
+        k_alpha = torch.zeros(n, dtype=torch.float64)
+        explained = torch.zeros(n, dtype=torch.float64)
+        k_W = torch.zeros_like(Z)
+        for p, (L, alpha, W) in self.leaf_cache_.items():
+            rows = torch.as_tensor(np.flatnonzero(leaf == p))
+            if len(rows) == 0:
+                continue
+            train = self.train_embedding_[self.rows_[p]]
+            k = self._leaf_covariance(p, emb[rows], train, self.params_)
+            v = torch.linalg.solve_triangular(L, k.T, upper=False)
+            k_alpha = k_alpha.index_put((rows,), k @ alpha)
+            explained = explained.index_put((rows,), (v * v).sum(0))
+            k_W = k_W.index_put((rows,), k @ W)
+        T = Z - k_W
+        mean = self._leaf_offsets(self.params_, leaf) + k_alpha + T @ self.mu_c_
+        var = (amplitude - explained + self._c_variance(T)).clamp_min(1e-12)
+        return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
+
+    def path_posterior(
+        self, X: torch.Tensor, active: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Mean and variance of ``b_p + z(x)^T c`` (the quantity of the path EI, eq. 6).
+
+        Depends on ``x`` only through the path and the shared parameters in ``z(x)``.
+        """
+        leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
+        Z = self.inner_features(X, active)
+        mean = self._leaf_offsets(self.params_, leaf) + Z @ self.mu_c_
+        var = self._c_variance(Z).clamp_min(1e-12)
+        return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2

@@ -1,0 +1,227 @@
+"""The tree of Jenatton et al.'s tree GP and the features ``z(x)`` of its inner nodes.
+
+One concern: from a conditional space's active patterns to the tree (:class:`TreeStructure`,
+:class:`InnerNode`), and from a point to the feature vector ``z(x)`` of the inner nodes on its
+path (:func:`inner_features`; the layout of its variance groups, and the random Fourier basis
+of sec. 4.3, :class:`FourierBasis`). The model itself, its hyperparameters and its inference
+are in :mod:`condsamplers.models.tree_gp`.
+
+**The tree from a conditional space.** A leaf is a path of the inferred tree, i.e. a set of
+active columns (``FeatureSpec.leaf_patterns``, else the distinct active patterns of the data).
+For a column ``j`` let ``P(j)`` be the set of leaves on which it is active. Every distinct
+``P(j)`` with two leaves or more is an inner node, whose shared parameters are the columns with
+that ``P(j)``; the root (all leaves) always exists. This recovers the paper's trees: in the
+small tree of its Fig. 1, ``x1`` is at the root, ``{x2, r8}`` at the node ``x1 = 0``, and the leaf
+variables ``x4 .. x7`` at the leaves; for nested layers (``units_i`` active iff ``depth >= i``)
+it gives the chain of its Fig. 3 (bottom). A point is on inner node ``v`` when one of ``v``'s
+columns is active (the root: always), so the model also scores active patterns it never saw.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import torch
+
+from condsamplers.kernels import one_hot
+from condsamplers.space import FeatureSpec
+
+#: Random Fourier features per inner node with ``inner_basis="fourier"`` (sec. 4.3).
+N_FOURIER = 16
+#: Degrees of freedom of the Student-t frequencies: the spectral density of Matern-5/2.
+_MATERN_NU = 5.0
+
+
+@dataclasses.dataclass(frozen=True)
+class InnerNode:
+    """An inner node of the tree: the leaves below it and the columns that live there."""
+
+    leaves: frozenset[int]
+    columns: tuple[int, ...]
+    is_root: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class TreeStructure:
+    """Leaves (active column sets) and inner nodes (root first) of Jenatton's tree.
+
+    ``leaf_columns[p]`` are the inputs of leaf ``p``'s GP. Leaves may be appended later
+    (:meth:`with_leaves`, a pattern first seen among running trials) without changing the inner
+    nodes; a new leaf is on every inner node one of whose columns it activates.
+    """
+
+    leaves: tuple[frozenset[int], ...]
+    inner_nodes: tuple[InnerNode, ...]
+    leaf_columns: tuple[tuple[int, ...], ...]
+    leaf_inputs: str
+
+    @classmethod
+    def from_leaves(
+        cls, leaves: Iterable[frozenset[int]], n_features: int, leaf_inputs: str = "path"
+    ) -> TreeStructure:
+        """Inner nodes are the distinct sets ``P(j)`` of leaves of each column (see module)."""
+        leaves = tuple(dict.fromkeys(frozenset(leaf) for leaf in leaves))
+        by_leaf_set: dict[frozenset[int], list[int]] = {}
+        for j in range(n_features):
+            on = frozenset(p for p, leaf in enumerate(leaves) if j in leaf)
+            if len(on) >= 2:
+                by_leaf_set.setdefault(on, []).append(j)
+        everything = frozenset(range(len(leaves)))
+        root = InnerNode(everything, tuple(by_leaf_set.pop(everything, [])), is_root=True)
+        others = sorted(by_leaf_set.items(), key=lambda item: (-len(item[0]), item[1]))
+        inner = (root, *(InnerNode(on, tuple(cols)) for on, cols in others))
+        structure = cls((), inner, (), leaf_inputs)
+        return structure.with_leaves(leaves)
+
+    def with_leaves(self, extra: Iterable[frozenset[int]]) -> TreeStructure:
+        """The same inner nodes, with the patterns of ``extra`` not yet known as new leaves."""
+        leaves = list(self.leaves)
+        for leaf in extra:
+            if leaf not in leaves:
+                leaves.append(frozenset(leaf))
+        shared = {j for node in self.inner_nodes for j in node.columns}
+        if self.leaf_inputs == "path":
+            columns = [tuple(sorted(leaf)) for leaf in leaves]
+        else:
+            columns = [tuple(sorted(leaf - shared)) for leaf in leaves]
+        return dataclasses.replace(self, leaves=tuple(leaves), leaf_columns=tuple(columns))
+
+    def leaf_index(self, active: np.ndarray) -> np.ndarray:
+        """Leaf of each row of ``active`` (``-1``: a pattern that is no known leaf)."""
+        active = np.asarray(active, dtype=bool)
+        if len(active) == 0:
+            return np.zeros(0, dtype=int)
+        lookup = {leaf: p for p, leaf in enumerate(self.leaves)}
+        patterns, inverse = np.unique(active, axis=0, return_inverse=True)
+        found = [lookup.get(frozenset(np.flatnonzero(row).tolist()), -1) for row in patterns]
+        return np.asarray(found, dtype=int)[inverse.reshape(-1)]
+
+    def describe(self, names: Sequence[str] | None = None) -> str:
+        """The inner nodes and the leaves, one a line (column names if given)."""
+
+        def show(columns: Iterable[int]) -> str:
+            cols = [names[j] if names else str(j) for j in columns]
+            return "{" + ", ".join(cols) + "}"
+
+        lines = []
+        for v, node in enumerate(self.inner_nodes):
+            kind = "root" if node.is_root else f"inner {v}"
+            lines.append(f"{kind}: shared {show(node.columns)} over leaves {sorted(node.leaves)}")
+        for p, columns in enumerate(self.leaf_columns):
+            lines.append(f"leaf {p}: GP over {show(columns)}")
+        return "\n".join(lines)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Features:
+    """Layout of ``z(x)``: for each feature its variance group (one per intercept/column)."""
+
+    groups: np.ndarray
+    group_keys: tuple[tuple[tuple[int, ...], int | None], ...]
+    #: per group, ``log(1 / g_v)``, ``g_v`` the number of groups of its inner node ``v``
+    #: (0 at the root).
+    log_group_scale: np.ndarray
+
+    @property
+    def n_features(self) -> int:
+        return len(self.groups)
+
+    @property
+    def n_groups(self) -> int:
+        return len(self.group_keys)
+
+
+def _numerical_columns(node: InnerNode, features: FeatureSpec) -> list[int]:
+    return [j for j in node.columns if features.n_categories[j] == 0]
+
+
+def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str) -> _Features:
+    groups: list[int] = []
+    keys: list[tuple[tuple[int, ...], int | str | None]] = []
+    scales: list[float] = []
+    for node in structure.inner_nodes:
+        node_key = tuple(sorted(node.leaves)) if node.is_root else node.columns
+        first = len(keys)
+        keys.append((node_key, None))
+        groups.append(len(keys) - 1)
+        for j in node.columns:
+            keys.append((node_key, j))
+            groups += [len(keys) - 1] * max(1, int(features.n_categories[j]))
+        if basis == "fourier" and _numerical_columns(node, features):
+            keys.append((node_key, "fourier"))
+            groups += [len(keys) - 1] * N_FOURIER
+        n_node = len(keys) - first
+        scales += [0.0 if node.is_root else -math.log(n_node)] * n_node
+    return _Features(np.array(groups, dtype=int), tuple(keys), np.array(scales))
+
+
+@dataclasses.dataclass(frozen=True)
+class FourierBasis:
+    """Random Fourier features (Rahimi & Recht 2007) of the numerical shared columns of each
+    inner node: ``sqrt(2 / M) cos(W_v x_v / l_v + phase_v)``, the paper's non-linear extension
+    (sec. 4.3). ``W_v`` are standard Student-t(5) draws (the spectral density of a Matern-5/2
+    kernel), fixed per node; the length scale ``l_v`` is a hyperparameter fitted with the rest.
+    """
+
+    frequencies: tuple[torch.Tensor | None, ...]
+    phases: tuple[torch.Tensor | None, ...]
+
+    @classmethod
+    def draw(cls, structure: TreeStructure, features: FeatureSpec) -> FourierBasis:
+        """Frequencies from a fixed stream: the same tree always gets the same basis."""
+        rng = np.random.default_rng(20170806)
+        frequencies: list[torch.Tensor | None] = []
+        phases: list[torch.Tensor | None] = []
+        for node in structure.inner_nodes:
+            d = len(_numerical_columns(node, features))
+            if d == 0:
+                frequencies.append(None)
+                phases.append(None)
+                continue
+            normal = rng.standard_normal((d, N_FOURIER))
+            scale = np.sqrt(_MATERN_NU / rng.chisquare(_MATERN_NU, N_FOURIER))
+            frequencies.append(torch.as_tensor(normal * scale))
+            phases.append(torch.as_tensor(rng.uniform(0.0, 2.0 * np.pi, N_FOURIER)))
+        return cls(tuple(frequencies), tuple(phases))
+
+
+def inner_features(
+    structure: TreeStructure,
+    features: FeatureSpec,
+    X: torch.Tensor,
+    active: torch.Tensor,
+    fourier: FourierBasis | None = None,
+    log_lengthscales: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """``z(x)`` of each row (sec. 2.4): per inner node on the path, ``[1, r_v(x)]``; zeros off it.
+
+    With ``fourier`` (and one log length scale per inner node), ``r_v(x)`` also holds the
+    random Fourier features of the node's numerical columns (sec. 4.3). Differentiable in the
+    numerical columns of ``X`` and in ``log_lengthscales``.
+    """
+    on = active.to(X.dtype)
+    parts = []
+    for v, node in enumerate(structure.inner_nodes):
+        if node.is_root:
+            member = torch.ones(X.shape[0], dtype=X.dtype)
+        elif node.columns:
+            member = on[:, list(node.columns)].amax(dim=1)
+        else:
+            member = torch.zeros(X.shape[0], dtype=X.dtype)
+        parts.append(member[:, None])
+        for j in node.columns:
+            k = int(features.n_categories[j])
+            if k > 0:
+                parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
+            else:
+                parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
+        if fourier is not None and fourier.frequencies[v] is not None:
+            assert log_lengthscales is not None
+            x_v = X[:, _numerical_columns(node, features)]
+            angle = x_v @ fourier.frequencies[v] * torch.exp(-log_lengthscales[v])
+            parts.append(math.sqrt(2.0 / N_FOURIER) * torch.cos(angle + fourier.phases[v]))
+            parts[-1] = parts[-1] * member[:, None]
+    return torch.cat(parts, dim=1)
