@@ -60,7 +60,7 @@ from condsamplers.importance_sobol import (
     latent_to_configurations,
 )
 from condsamplers.models.gp import ExactGP
-from condsamplers.samplers.base import _finite_minimisation_values
+from condsamplers.samplers.observations import finite_minimisation_values
 from condsamplers.space import ConditionalSpace, infer_space
 from condsamplers.validation import check_int
 
@@ -183,7 +183,7 @@ def _training_data(
     keep = ~np.isnan(raw)
     trials = [t for t, k in zip(complete, keep, strict=True) if k]
     direction = study.direction if target is None else StudyDirection.MINIMIZE
-    y = _finite_minimisation_values(raw[keep], direction) if keep.any() else None
+    y = finite_minimisation_values(raw[keep], direction) if keep.any() else None
     if y is None:
         raise ValueError(
             "No COMPLETE trial has a finite objective (or target) value; Sobol' indices need "

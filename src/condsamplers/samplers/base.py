@@ -38,9 +38,6 @@ from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
 from condsamplers.pipeline import Observations, propose
-from condsamplers.samplers.observations import (  # noqa: F401 (_finite_...: importable here)
-    finite_minimisation_values as _finite_minimisation_values,
-)
 from condsamplers.samplers.observations import study_observations
 from condsamplers.samplers.proposals import (
     Configuration,
