@@ -129,3 +129,28 @@ def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> N
             assert model.predict(X[:3]).shape == (3,)
             fitted += 1
     assert fitted >= 2
+
+
+def test_the_regression_guard_fails_when_most_seeds_are_worse_by_its_factor() -> None:
+    from benchmarks import guard
+
+    reference = {
+        "a": [1e-6, 1e-6, 0.1],
+        "b": [1e-3, 1e-3, 1e-3],
+        "c": [1e-12, 1e-12, 1e-12],
+    }
+    regrets = {
+        "a": [0.2, 2e-6, 1e-7],  # one seed took the other branch: holds
+        "b": [1e-2, 2e-2, 1e-4],  # two of three seeds 10x worse: fails
+        "c": [1e-10, 5e-10, 1e-11],  # below the floor of rounding: holds
+    }
+    verdicts = {p: ok for p, _, _, ok in guard.compare(regrets, reference)}
+    assert verdicts == {"a": True, "b": False, "c": True}
+
+
+def test_the_regression_guard_has_a_reference_for_each_problem_and_seed() -> None:
+    from benchmarks import guard
+
+    reference = json.loads(guard.REFERENCE.read_text())
+    assert set(guard.PROBLEMS) <= set(reference)
+    assert all(len(reference[p]) == len(guard.SEEDS) for p in guard.PROBLEMS)
