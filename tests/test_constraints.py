@@ -14,11 +14,16 @@ import torch
 from condsamplers.acquisition import Constraint, make_log_ei, with_feasibility
 from condsamplers.models.gp import ExactGP
 from condsamplers.pipeline import Observations
+from condsamplers.samplers.observations import trial_constraints
 from condsamplers.space import FeatureSpec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 N_STARTUP = 6
+#: ``trial.set_constraint`` is Optuna 5's; on Optuna 4 constraints come from ``constraints_func``.
+needs_set_constraint = pytest.mark.skipif(
+    not hasattr(optuna.Trial, "set_constraint"), reason="trial.set_constraint needs Optuna 5"
+)
 N_TRIALS = 26
 
 
@@ -34,13 +39,14 @@ def _constrained(trial: optuna.Trial) -> float:
 
 
 def _feasible(trial: optuna.trial.FrozenTrial) -> bool:
-    return all(c <= 0 for c in trial.constraints.values())
+    return all(c <= 0 for c in trial_constraints(trial).values())
 
 
 def _model_trials(study: optuna.Study) -> list[optuna.trial.FrozenTrial]:
     return study.trials[N_STARTUP:]
 
 
+@needs_set_constraint
 def test_set_constraint_steers_proposals_to_the_feasible_optimum(make_sampler) -> None:
     study = optuna.create_study(sampler=make_sampler(n_startup_trials=N_STARTUP))
     study.optimize(_constrained, n_trials=N_TRIALS)
@@ -48,7 +54,7 @@ def test_set_constraint_steers_proposals_to_the_feasible_optimum(make_sampler) -
     assert len(disk) >= 0.7 * len(_model_trials(study)), "the model prefers the worse branch"
     # Unconstrained, EI would chase (0.8, 0.8), which violates x + y <= 1 by 0.6: proposals
     # hug the boundary instead (about half of them just outside it: the optimum is on it).
-    violations = [t.constraints["sum"] for t in disk]
+    violations = [trial_constraints(t)["sum"] for t in disk]
     assert np.median(violations) < 0.05
     assert min(t.value for t in disk if _feasible(t)) < 0.19  # constrained optimum 0.18
 
@@ -64,11 +70,12 @@ def test_constraints_func_is_honoured_like_set_constraint(make_sampler) -> None:
     sampler = make_sampler(n_startup_trials=N_STARTUP, constraints_func=constraints)
     study = optuna.create_study(sampler=sampler)
     study.optimize(objective, n_trials=20)
-    assert all(t.constraints for t in study.trials)  # stored by after_trial
-    assert np.median([t.constraints["0"] for t in _model_trials(study)]) < 0.05
+    assert all(trial_constraints(t) for t in study.trials)  # stored by after_trial
+    assert np.median([trial_constraints(t)["0"] for t in _model_trials(study)]) < 0.05
     assert min(t.value for t in study.trials if _feasible(t)) < 0.19
 
 
+@needs_set_constraint
 def test_without_a_feasible_trial_the_sampler_searches_for_one(make_sampler) -> None:
     """Feasible only for x >= 0.9; every startup trial is infeasible."""
 
@@ -89,6 +96,7 @@ def test_constraints_func_must_be_callable(sampler_class) -> None:
         sampler_class(constraints_func=[1.0])
 
 
+@needs_set_constraint
 def test_infinite_constraint_values_are_clipped_with_a_warning(
     make_sampler, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -135,3 +143,17 @@ def test_observations_reject_malformed_constraints() -> None:
         Observations(X, active, np.zeros(3), empty, empty.astype(bool), np.zeros((2, 1)))
     with pytest.raises(ValueError, match="infinite"):
         Observations(X, active, np.zeros(3), empty, empty.astype(bool), np.full((3, 1), np.inf))
+
+
+def test_constraints_are_read_as_optuna_4_and_5_store_them() -> None:
+    """``constraints_func``'s values (a sequence under ``"constraints"``, every version) and
+    ``set_constraint``'s (``"constraints:<name>"``, Optuna 5) read by name on either version."""
+    trial = optuna.trial.create_trial(
+        params={},
+        distributions={},
+        value=1.0,
+        system_attrs={"constraints": [0.5, -1.0], "constraints:area": 2.0},
+    )
+    assert trial_constraints(trial) == {"0": 0.5, "1": -1.0, "area": 2.0}
+    plain = optuna.trial.create_trial(params={}, distributions={}, value=1.0)
+    assert trial_constraints(plain) == {}

@@ -10,7 +10,11 @@ from collections.abc import Callable
 
 import pytest
 from optuna.samplers import BaseSampler
-from optuna.testing.pytest_samplers import (
+
+pytest.importorskip(
+    "optuna.testing.pytest_samplers", reason="Optuna's third-party sampler suite (newer Optuna)"
+)
+from optuna.testing.pytest_samplers import (  # noqa: E402
     BasicSamplerTestCase,
     RelativeSamplerTestCase,
     SingleOnlySamplerTestCase,

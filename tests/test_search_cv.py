@@ -341,6 +341,9 @@ class RecordingCallback:
         self.events.append(("end", context.task_name))
 
 
+@pytest.mark.skipif(
+    not hasattr(RandomizedSearchCV, "set_callbacks"), reason="scikit-learn's callbacks: 1.9+"
+)
 def test_sklearn_callbacks_see_the_tasks_of_randomized_search_plus_batches() -> None:
     X, y = data()
     space = {"C": loguniform(1e-2, 1e2)}

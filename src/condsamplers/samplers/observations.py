@@ -108,12 +108,32 @@ def finite_minimisation_values(values: np.ndarray, direction: StudyDirection) ->
     return y
 
 
+#: Where Optuna keeps a trial's constraint values in its ``system_attrs``: a sequence under this
+#: key (``constraints_func``, every Optuna version) or one value per ``"constraints:<name>"``
+#: key (``trial.set_constraint``, Optuna 5).
+_CONSTRAINTS_ATTR = "constraints"
+
+
+def trial_constraints(trial: FrozenTrial) -> dict[str, float]:
+    """A trial's constraint values by name, on every supported Optuna version: Optuna 5's
+    ``FrozenTrial.constraints`` where it exists; otherwise (Optuna 4) read from the trial's
+    ``system_attrs`` as Optuna 4 stores them, a sequence named ``"0"``, ``"1"``, ..."""
+    constraints = getattr(trial, "constraints", None)
+    if isinstance(constraints, dict):
+        return constraints
+    attrs = trial.system_attrs
+    found = {str(i): float(c) for i, c in enumerate(attrs.get(_CONSTRAINTS_ATTR) or ())}
+    prefix = f"{_CONSTRAINTS_ATTR}:"
+    found.update({k[len(prefix) :]: float(v) for k, v in attrs.items() if k.startswith(prefix)})
+    return found
+
+
 def constraint_values(trials: list[FrozenTrial]) -> np.ndarray | None:
     """``(n, m)`` constraint values of ``trials`` (``trial.constraints``: ``set_constraint``
     and ``constraints_func`` alike), columns in sorted name order, ``NaN`` where a trial did
     not report one; ``None`` if no trial reported any. Infinite values are clipped to the
     largest finite magnitude of their column (or +-1), with a warning."""
-    reported = [t.constraints for t in trials]
+    reported = [trial_constraints(t) for t in trials]
     names = sorted({name for c in reported for name in c})
     if not names:
         return None

@@ -36,6 +36,8 @@ from joblib import effective_n_jobs
 from optuna.samplers import BaseSampler
 from optuna.study import Study
 from optuna.trial import FrozenTrial, Trial, TrialState
+from sklearn.base import is_classifier
+from sklearn.model_selection import check_cv
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
@@ -255,6 +257,9 @@ class CondBayesSearchCV(BaseSearchCV):
                     "CondBayesSearchCV: callbacks must be callables callback(study, trial); "
                     f"got {callback!r}."
                 )
+        # The splitter as BaseSearchCV.fit will build it (public check_cv, so that no private
+        # attribute of the base class is read): whether its splits vary between calls.
+        self._splitter = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
         with _quiet_optuna(self.verbose < 2):
             return super().fit(X, y, **params)
 
@@ -305,7 +310,7 @@ class CondBayesSearchCV(BaseSearchCV):
                 stacklevel=2,
             )
             n_iter = int(size)
-        _warn_if_splits_vary(self._checked_cv_orig)
+        _warn_if_splits_vary(self._splitter)
         sampler, seed = self._make_sampler()
         rng = np.random.default_rng(seed)
         study = optuna.create_study(direction="maximize", sampler=sampler)
@@ -364,7 +369,9 @@ class CondBayesSearchCV(BaseSearchCV):
             try:
                 with warnings.catch_warnings():
                     warnings.filterwarnings("ignore", _NON_FINITE, UserWarning)
-                    results = evaluate_candidates(candidates, callback_ctx=batch_ctx)
+                    # scikit-learn < 1.9 has no callbacks: no callback_ctx to pass on.
+                    context = {} if batch_ctx is None else {"callback_ctx": batch_ctx}
+                    results = evaluate_candidates(candidates, **context)
             except BaseException:
                 for trial in trials:
                     study.tell(trial, state=TrialState.FAIL)
