@@ -10,7 +10,7 @@ import pytest
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
 from condsamplers import infer_space
-from condsamplers.space import ConditionalSpace, covering_distribution
+from condsamplers.space import ConditionalSpace, ParamNode, covering_distribution
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -262,3 +262,19 @@ def test_encode_decode_round_trip(distribution, values) -> None:
             if distribution.__class__ is FloatDistribution
             else decoded == t.params
         )
+
+
+@pytest.mark.parametrize(
+    "distribution",
+    [
+        FloatDistribution(1e-3, 1e3, log=True),
+        FloatDistribution(0.1, 0.7),
+        IntDistribution(1, 1000, log=True),
+    ],
+)
+def test_a_value_at_a_bound_decodes_to_the_bound_itself(distribution) -> None:
+    """exp(log(1000)) is 999.9999999999989: a proposal at the box's edge must give the
+    distribution's own bound, which is what a user reads and compares."""
+    node = ParamNode(key="x", name="x", distribution=distribution)
+    low, high = node.from_unit(np.array([0.0, 1.0]))
+    assert (low, high) == (distribution.low, distribution.high)

@@ -137,6 +137,8 @@ class ParamNode:
             v = np.exp(v)
         if self.is_discrete:
             v = d.low + np.round((v - d.low) / d.step) * d.step  # type: ignore[operator]
+        # A value at a bound is the bound itself, not exp(log(1000)) = 999.9999999999989.
+        v = np.where(unit <= 0.0, d.low, np.where(unit >= 1.0, d.high, v))
         return np.clip(v, d.low, d.high)
 
     def describe_distribution(self) -> str:
