@@ -77,6 +77,19 @@ def test_infinite_values_are_clipped_with_a_warning(
     assert all(t.state == TrialState.COMPLETE for t in study.trials)
 
 
+def test_the_infinite_value_warning_is_logged_once_per_new_infinite_trial(
+    make_sampler, caplog: pytest.LogCaptureFixture
+) -> None:
+    study = optuna.create_study(sampler=make_sampler(n_startup_trials=3))
+    with caplog.at_level(logging.WARNING, logger="optuna.condsamplers"):
+        study.optimize(lambda t: math.inf if t.number == 0 else _tree(t), n_trials=8)
+        first = caplog.text.count("infinite objective value")
+        study.optimize(lambda t: math.inf, n_trials=1)
+        study.optimize(_tree, n_trials=2)
+    assert first == 1  # five model-based suggestions saw trial 0, one line
+    assert caplog.text.count("infinite objective value") == 2  # again for the new one only
+
+
 def test_constant_objective_and_a_single_trial(make_sampler) -> None:
     study = optuna.create_study(sampler=make_sampler(n_startup_trials=1))
     study.optimize(lambda t: t.suggest_float("x", 0, 1) * 0 + 3.0, n_trials=6)

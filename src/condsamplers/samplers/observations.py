@@ -5,6 +5,9 @@ Nothing here proposes; :mod:`condsamplers.samplers.base` calls it at each step."
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
+
 import numpy as np
 from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
@@ -15,6 +18,25 @@ from condsamplers.samplers.proposals import encode_pending
 from condsamplers.space import ConditionalSpace
 
 _logger = get_logger(__name__)
+
+#: A logging call ``warn(message, count)``.
+Warn = Callable[[str, int], None]
+#: Per study, the count each warning was last logged with.
+_warned: weakref.WeakKeyDictionary[Study, dict[str, int]] = weakref.WeakKeyDictionary()
+
+
+def _warner(study: Study) -> Warn:
+    """A warning that is logged once per study and cause, and again only when its count grows
+    (a new trial with an infinite value), not at every suggestion."""
+    counts = _warned.setdefault(study, {})
+
+    def warn(message: str, count: int) -> None:
+        if count > counts.get(message, 0):
+            counts[message] = count
+            _logger.warning(message, count)
+
+    return warn
+
 
 #: Relative tolerance of ``objective_bound``: a value beyond it by no more is rounding.
 _BOUND_ROUNDING = 1e-12
@@ -35,7 +57,8 @@ def study_observations(
     names the sampler in errors."""
     X, active, kept = space.encode_trials(complete)
     values = np.array([complete[i].value for i in kept], dtype=float)
-    y = finite_minimisation_values(values, study.direction)
+    warn = _warner(study)
+    y = finite_minimisation_values(values, study.direction, warn)
     if y is None:
         return None
     if objective_bound is not None:
@@ -52,7 +75,7 @@ def study_observations(
         y=y,
         X_pending=np.array([p[0] for p in pending]).reshape(-1, d),
         active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
-        constraints=constraint_values([complete[i] for i in kept]),
+        constraints=constraint_values([complete[i] for i in kept], warn),
     )
 
 
@@ -86,18 +109,21 @@ def gap_to_bound(
     return log_regret(y, target)
 
 
-def finite_minimisation_values(values: np.ndarray, direction: StudyDirection) -> np.ndarray | None:
+def finite_minimisation_values(
+    values: np.ndarray, direction: StudyDirection, warn: Warn | None = None
+) -> np.ndarray | None:
     """Objective values as a finite minimisation target; ``None`` if none is finite.
 
-    +-inf are clipped to the worst / best finite value and a warning is logged: they are real
-    observations (say, a diverged training run) that must not poison the model.
+    +-inf are clipped to the worst / best finite value and a warning is logged (through
+    ``warn`` when given): they are real observations (say, a diverged training run) that must
+    not poison the model.
     """
     y = -values if direction == StudyDirection.MAXIMIZE else values.copy()
     finite = np.isfinite(y)
     if not finite.any():
         return None
     if not finite.all():
-        _logger.warning(
+        (warn or _logger.warning)(
             "%d trial(s) have an infinite objective value; the model sees them as the "
             "worst (or best) finite value observed.",
             int((~finite).sum()),
@@ -128,7 +154,7 @@ def trial_constraints(trial: FrozenTrial) -> dict[str, float]:
     return found
 
 
-def constraint_values(trials: list[FrozenTrial]) -> np.ndarray | None:
+def constraint_values(trials: list[FrozenTrial], warn: Warn | None = None) -> np.ndarray | None:
     """``(n, m)`` constraint values of ``trials`` (``trial.constraints``: ``set_constraint``
     and ``constraints_func`` alike), columns in sorted name order, ``NaN`` where a trial did
     not report one; ``None`` if no trial reported any. Infinite values are clipped to the
@@ -140,7 +166,7 @@ def constraint_values(trials: list[FrozenTrial]) -> np.ndarray | None:
     values = np.array([[c.get(name, np.nan) for name in names] for c in reported], dtype=float)
     infinite = np.isinf(values)
     if infinite.any():
-        _logger.warning(
+        (warn or _logger.warning)(
             "%d constraint value(s) are infinite; the constraint model sees them clipped to "
             "the largest finite magnitude of their constraint.",
             int(infinite.sum()),
