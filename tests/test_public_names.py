@@ -179,6 +179,7 @@ PUBLIC_NAMES = {
         "TreeGPSampler",
     ],
     "condsamplers.sklearn": [
+        "SearchSpaceError",
         "BOHAMIANNRegressor",
         "CondBayesSearchCV",
         "CondGPRegressor",
@@ -203,7 +204,12 @@ PUBLIC_NAMES = {
         "PRIORS",
         "translate_search_spaces",
     ],
-    "condsamplers.sklearn.search_space": ["BRANCH_PARAM", "PRIORS", "translate_search_spaces"],
+    "condsamplers.sklearn.search_space": [
+        "SearchSpaceError",
+        "BRANCH_PARAM",
+        "PRIORS",
+        "translate_search_spaces",
+    ],
     "condsamplers.space": [
         "Condition",
         "ConditionalSpace",

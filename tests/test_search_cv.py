@@ -25,7 +25,7 @@ from sklearn.svm import SVC
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from condsamplers import TreeGPSampler
-from condsamplers.sklearn import CondBayesSearchCV
+from condsamplers.sklearn import CondBayesSearchCV, SearchSpaceError
 from condsamplers.sklearn.search import BRANCH_PARAM, translate_search_spaces
 
 
@@ -388,7 +388,7 @@ class NeverFit(ClassifierMixin, BaseEstimator):
 )
 def test_bad_spaces_name_the_parameter_before_any_fit(space, match) -> None:
     X, y = data(20)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(SearchSpaceError, match=match):  # a ValueError, of a public type
         CondBayesSearchCV(NeverFit(), space, n_iter=2, cv=2).fit(X, y)
 
 

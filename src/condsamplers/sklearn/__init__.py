@@ -8,11 +8,13 @@ from condsamplers.sklearn.regressors import (
     TreeGPRegressor,
 )
 from condsamplers.sklearn.search import CondBayesSearchCV
+from condsamplers.sklearn.search_space import SearchSpaceError
 
 __all__ = [
     "BOHAMIANNRegressor",
     "CondBayesSearchCV",
     "CondGPRegressor",
     "DNGORegressor",
+    "SearchSpaceError",
     "TreeGPRegressor",
 ]

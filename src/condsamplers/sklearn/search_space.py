@@ -29,7 +29,7 @@ from sklearn.base import clone
 
 from condsamplers.samplers.proposals import params_key
 
-__all__ = ["BRANCH_PARAM", "PRIORS", "translate_search_spaces"]
+__all__ = ["BRANCH_PARAM", "PRIORS", "SearchSpaceError", "translate_search_spaces"]
 
 #: Optuna name of the branch choice (an index into the list of dicts), present only when the
 #: search space has several branches. scikit-learn parameter names never start with ``__``.
@@ -149,8 +149,9 @@ def _label(value: Any) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-class _SpaceError(ValueError):
-    """A bad search space; the message names the parameter."""
+class SearchSpaceError(ValueError):
+    """A bad ``search_spaces`` of :class:`~condsamplers.sklearn.CondBayesSearchCV` (a
+    ``ValueError``); the message names the parameter and the fix."""
 
 
 def translate_search_spaces(search_spaces: Any, estimator: Any) -> _SearchSpace:
@@ -162,29 +163,29 @@ def translate_search_spaces(search_spaces: Any, estimator: Any) -> _SearchSpace:
     elif isinstance(search_spaces, (list, tuple)):
         dicts, where = list(search_spaces), (lambda b: f"[{b}]")
         if not dicts:
-            raise _SpaceError(
+            raise SearchSpaceError(
                 "CondBayesSearchCV: search_spaces is an empty list; give a dict of parameters "
                 "or a list of such dicts (one per branch)."
             )
     else:
-        raise _SpaceError(
+        raise SearchSpaceError(
             "CondBayesSearchCV: search_spaces must be a dict or a list of dicts (one per "
             f"branch); got {type(search_spaces).__name__}."
         )
     if not hasattr(estimator, "get_params"):
-        raise _SpaceError(
+        raise SearchSpaceError(
             "CondBayesSearchCV: the estimator has no get_params(); the searched parameters are "
             "checked against it (a scikit-learn estimator)."
         )
     branches = []
     for b, space in enumerate(dicts):
         if not isinstance(space, Mapping):
-            raise _SpaceError(
+            raise SearchSpaceError(
                 f"CondBayesSearchCV: search_spaces{where(b)} must be a dict of parameters; "
                 f"got {type(space).__name__}."
             )
         if not space:
-            raise _SpaceError(
+            raise SearchSpaceError(
                 f"CondBayesSearchCV: search_spaces{where(b)} is an empty branch; give it at "
                 "least one parameter (a single-value list such as {'clf': [SVC()]} evaluates "
                 "the estimator with that value)."
@@ -193,7 +194,7 @@ def translate_search_spaces(search_spaces: Any, estimator: Any) -> _SearchSpace:
         fixed, dimensions = {}, []
         for name, value in space.items():
             if not isinstance(name, str):
-                raise _SpaceError(
+                raise SearchSpaceError(
                     f"CondBayesSearchCV: search_spaces{where(b)} has the key {name!r}; "
                     "parameter names are strings such as 'clf__C'."
                 )
@@ -227,7 +228,7 @@ def _parse_value(value: Any, context: str) -> BaseDistribution | list[Any]:
         if _is_number(low) and _is_number(high):
             return _range(low, high, value[2] == "log-uniform", context, value)
         if _is_number(low) or _is_number(high):
-            raise _SpaceError(
+            raise SearchSpaceError(
                 f"CondBayesSearchCV: {context} = {value!r} mixes types: a range is "
                 "(low, high, 'uniform' | 'log-uniform') with numbers for low and high; a list "
                 "of choices is written as a list."
@@ -238,13 +239,13 @@ def _parse_value(value: Any, context: str) -> BaseDistribution | list[Any]:
         and all(_is_number(v) for v in value[:2])
         and isinstance(value[2], str)
     ):
-        raise _SpaceError(
+        raise SearchSpaceError(
             f"CondBayesSearchCV: {context} = {value!r} has the unknown prior {value[2]!r}: a "
             "range is (low, high, 'uniform' | 'log-uniform'); write a list for three choices."
         )
     if isinstance(value, tuple) and len(value) == 2 and all(_is_number(v) for v in value):
         low, high = value
-        raise _SpaceError(
+        raise SearchSpaceError(
             f"CondBayesSearchCV: {context} = {value!r} is ambiguous: write [{low!r}, {high!r}] "
             f"for these two values (scikit-learn's meaning), or ({low!r}, {high!r}, 'uniform') "
             f"/ ({low!r}, {high!r}, 'log-uniform') for the range between them."
@@ -252,33 +253,33 @@ def _parse_value(value: Any, context: str) -> BaseDistribution | list[Any]:
     if hasattr(value, "rvs"):
         return _scipy_range(value, context)
     if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
-        raise _SpaceError(
+        raise SearchSpaceError(
             f"CondBayesSearchCV: {context} = {value!r} is neither a list of values, a bounded "
             "scipy.stats distribution, an Optuna distribution nor a (low, high, 'uniform' | "
             "'log-uniform') range; a single value is written as a one-element list."
         )
     choices = list(value)
     if not choices:
-        raise _SpaceError(f"CondBayesSearchCV: {context} is an empty list of values.")
+        raise SearchSpaceError(f"CondBayesSearchCV: {context} is an empty list of values.")
     return choices
 
 
 def _range(low: Any, high: Any, log: bool, context: str, spec: Any) -> BaseDistribution | list:
     integral = [isinstance(v, numbers.Integral) for v in (low, high)]
     if integral[0] != integral[1]:
-        raise _SpaceError(
+        raise SearchSpaceError(
             f"CondBayesSearchCV: {context} = {spec!r} mixes an integer and a float bound: "
             f"write ({float(low)!r}, {float(high)!r}, ...) for a float range or integers on "
             "both sides for an integer range."
         )
     if not (np.isfinite(low) and np.isfinite(high)):
-        raise _SpaceError(f"CondBayesSearchCV: {context} = {spec!r} needs finite bounds.")
+        raise SearchSpaceError(f"CondBayesSearchCV: {context} = {spec!r} needs finite bounds.")
     if low > high:
-        raise _SpaceError(
+        raise SearchSpaceError(
             f"CondBayesSearchCV: {context} = {spec!r} has low > high ({low!r} > {high!r})."
         )
     if log and low <= 0:
-        raise _SpaceError(
+        raise SearchSpaceError(
             f"CondBayesSearchCV: {context} = {spec!r} is log-uniform, so low must be > 0 "
             f"(got {low!r})."
         )
@@ -297,7 +298,7 @@ def _scipy_range(value: Any, context: str) -> BaseDistribution | list:
     except Exception:
         low, high = -math.inf, math.inf
     if not (np.isfinite(low) and np.isfinite(high)):
-        raise _SpaceError(
+        raise SearchSpaceError(
             f"CondBayesSearchCV: {context} is a distribution without finite bounds "
             f"({value!r}); Bayesian optimisation needs a bounded range: use "
             "scipy.stats.uniform, loguniform or randint, or (low, high, 'uniform' | "
@@ -305,7 +306,7 @@ def _scipy_range(value: Any, context: str) -> BaseDistribution | list:
         )
     dist = getattr(value, "dist", value)
     if low > high:
-        raise _SpaceError(f"CondBayesSearchCV: {context} has low > high ({low} > {high}).")
+        raise SearchSpaceError(f"CondBayesSearchCV: {context} has low > high ({low} > {high}).")
     if isinstance(dist, scipy.stats.rv_discrete):
         return _range(int(low), int(high), False, context, value)
     log = getattr(dist, "name", "") in ("loguniform", "reciprocal")
@@ -318,14 +319,14 @@ def _categorical_keys(choices: list[Any], context: str) -> list[Any]:
     if any(_is_estimator(c) for c in choices):
         odd = [c for c in choices if not (_is_estimator(c) or c is None or c == "passthrough")]
         if odd:
-            raise _SpaceError(
+            raise SearchSpaceError(
                 f"CondBayesSearchCV: {context} mixes types: estimators and {odd[0]!r}; the "
                 "choices of an estimator (pipeline step) are estimators, 'passthrough' or None."
             )
     plain = [_primitive(c) for c in choices]
     for i, j in itertools.combinations(range(len(plain)), 2):
         if type(plain[i]) is type(plain[j]) and _equal(plain[i], plain[j]):
-            raise _SpaceError(
+            raise SearchSpaceError(
                 f"CondBayesSearchCV: {context} lists the value {choices[i]!r} twice."
             )
     if all(c is None or isinstance(c, (bool, int, float, str)) for c in plain):
@@ -392,7 +393,7 @@ def _unknown(name: str, valid: Mapping[str, Any], where: str, setting: dict[str,
         if any(k != name for k in setting)
         else ""
     )
-    raise _SpaceError(
+    raise SearchSpaceError(
         f"CondBayesSearchCV: search_spaces{where} parameter {name!r} is not a parameter of "
         f"the estimator{when} (see estimator.get_params().keys()).{hint}"
     )
