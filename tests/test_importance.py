@@ -270,6 +270,7 @@ def test_main_effect_plot_has_one_panel_per_parameter_and_one_line_per_variant(b
     from condsamplers.visualization import plot_main_effects
 
     axes = plot_main_effects(bn_result)
+    assert isinstance(axes, np.ndarray) and axes.ndim == 1  # as Optuna's multi-panel plots
     assert [ax.get_xlabel() for ax in axes] == sorted(
         bn_result.names, key=lambda n: -bn_result.main_effects[n]
     )

@@ -40,7 +40,7 @@ def plot_main_effects(
     result_or_study: SobolResult | Study,
     params: Sequence[str] | None = None,
     ax: Axes | Sequence[Axes] | None = None,
-) -> list[Axes]:
+) -> np.ndarray:
     """Main-effect curves ``E[f | u_j = t]``, one panel per parameter (Zhang et al. Figure 4).
 
     Each panel shows the objective's conditional expectation (GP posterior mean, objective units
@@ -55,7 +55,8 @@ def plot_main_effects(
         ax: an Axes (one parameter) or one Axes per parameter; default: a new figure.
 
     Returns:
-        The Axes, one per parameter.
+        The Axes, one per parameter, as a 1-D ``numpy.ndarray`` (as Optuna's multi-panel
+        matplotlib plots return them).
     """
     plt = _pyplot()
     result = _as_result(result_or_study, params)
@@ -75,7 +76,9 @@ def plot_main_effects(
             axis.legend(fontsize="small")
     if ax is None and axes:
         axes[0].figure.tight_layout()
-    return axes
+    panels = np.empty(len(axes), dtype=object)
+    panels[:] = axes
+    return panels
 
 
 def plot_interaction(
