@@ -69,6 +69,17 @@ def objective(trial: optuna.Trial) -> float:
         return float(cross_val_score(make_model(trial), X, y, cv=3, n_jobs=1).mean())
 
 
+def report_trial(study: optuna.Study, trial: optuna.trial.FrozenTrial) -> None:
+    """One progress line per finished trial: its accuracy, the best so far, its model."""
+    if trial.value is None:
+        print(f"  trial {trial.number:3d}: {trial.state.name}")
+        return
+    print(
+        f"  trial {trial.number:3d}: accuracy {trial.value:.4f}  "
+        f"(best {study.best_value:.4f})  {trial.params['classifier']}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n-trials", type=int, default=30)
@@ -87,7 +98,8 @@ def main() -> None:
         load_if_exists=True,
     )
     done = len(study.trials)
-    study.optimize(objective, n_trials=args.n_trials)
+    print(f"{args.n_trials} trials of TreeGPSampler ({done} already in the study):")
+    study.optimize(objective, n_trials=args.n_trials, callbacks=[report_trial])
 
     print(
         f"Study {args.study_name!r} in {args.storage}: {len(study.trials)} trials "

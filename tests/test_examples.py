@@ -22,6 +22,8 @@ def test_conditional_study_infers_the_tree_and_resumes_from_its_storage(tmp_path
         "conditional_study.py", "--n-trials", "12", "--storage", storage, cwd=tmp_path
     )
     assert "12 trials (0 resumed)" in first
+    progress = re.findall(r"^  trial +(\d+): accuracy ([0-9.]+)  \(best ([0-9.]+)\)", first, re.M)
+    assert [int(n) for n, _, _ in progress] == list(range(12))  # one line per trial, as it runs
     assert "svc_gamma: float [1e-05, 0.1] log  [if svc_kernel == 'rbf']" in first
     best = float(re.search(r"3-fold CV accuracy ([0-9.]+)", first).group(1))
     assert 0.5 < best <= 1.0
