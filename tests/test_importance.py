@@ -185,6 +185,16 @@ def test_params_subset_gives_the_same_indices(bn_study, bn_result):
     assert evaluator.evaluate(bn_study, params=[]) == {}
 
 
+def test_without_interactions_only_main_and_total_effects_are_estimated(bn_study, bn_result):
+    """What ``SobolImportanceEvaluator.evaluate`` computes: the main effects of the full
+    analysis, from ``(2 + p) N`` rows instead of ``(2 + p + p(p-1)/2) N``."""
+    alone = sobol_indices(bn_study, n_samples=1024, seed=0, interactions=False)
+    assert alone.interactions == {} and bn_result.interactions
+    for name, value in bn_result.main_effects.items():
+        assert alone.main_effects[name] == pytest.approx(value, abs=1e-12)
+        assert alone.total_effects[name] == pytest.approx(bn_result.total_effects[name], abs=1e-12)
+
+
 def test_same_seed_same_result(bn_study):
     first = SobolImportanceEvaluator(n_samples=512, seed=7).evaluate(bn_study)
     second = SobolImportanceEvaluator(n_samples=512, seed=7).evaluate(bn_study)
