@@ -157,3 +157,12 @@ def test_constraints_are_read_as_optuna_4_and_5_store_them() -> None:
     assert trial_constraints(trial) == {"0": 0.5, "1": -1.0, "area": 2.0}
     plain = optuna.trial.create_trial(params={}, distributions={}, value=1.0)
     assert trial_constraints(plain) == {}
+
+
+def test_a_nan_from_constraints_func_is_an_error_naming_the_trial() -> None:
+    from condsamplers import TreeGPSampler
+
+    sampler = TreeGPSampler(seed=0, constraints_func=lambda t: [float("nan")])
+    study = optuna.create_study(sampler=sampler)
+    with pytest.raises(ValueError, match="constraints_func returned NaN for trial 0"):
+        study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)

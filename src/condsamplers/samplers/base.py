@@ -28,7 +28,6 @@ import threadpoolctl
 import torch
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
-from optuna.samplers._base import _process_constraints_after_trial
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
@@ -39,6 +38,7 @@ from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
 from condsamplers.pipeline import Observations, propose
 from condsamplers.samplers.observations import study_observations
+from condsamplers.samplers.optuna_storage import store_constraints, study_key
 from condsamplers.samplers.proposals import (
     Configuration,
     claims_of,
@@ -176,9 +176,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         )
         self._n_restarts = n_restarts
         self._lock = threading.RLock()
-        #: the tree of the last study seen, by :func:`_study_key` and COMPLETE trial numbers.
+        #: the tree of the last study seen, by :func:`study_key` and COMPLETE trial numbers.
         self._space_cache: tuple[tuple[Any, ...], ConditionalSpace] | None = None
-        #: what the last fit left to warm-start the next, by :func:`_study_key`.
+        #: what the last fit left to warm-start the next, by :func:`study_key`.
         self._warm_start: tuple[tuple[int, int], Any] | None = None
 
     @property
@@ -279,14 +279,14 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         values: Sequence[float] | None,
     ) -> None:
         if self._constraints_func is not None:
-            _process_constraints_after_trial(self._constraints_func, study, trial, state)
+            store_constraints(self._constraints_func, study, trial, state)
         self._independent_sampler.after_trial(study, trial, state, values)
 
     # -- the step ------------------------------------------------------------------------
     def conditional_space(self, study: Study) -> ConditionalSpace:
         """The tree this sampler currently infers from ``study`` (print ``.describe()``)."""
         complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        key = (_study_key(study), *(t.number for t in complete))
+        key = (study_key(study), *(t.number for t in complete))
         with self._lock:
             if self._space_cache is None or self._space_cache[0] != key:
                 self._space_cache = (key, infer_space(complete))
@@ -392,7 +392,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             return None
         seed = int(self._rng.integers(2**31))
         warm = self._warm_start
-        model = self._make_model(seed, warm[1] if warm and warm[0] == _study_key(study) else None)
+        model = self._make_model(seed, warm[1] if warm and warm[0] == study_key(study) else None)
         rng = np.random.default_rng([seed, trial.number, attempt] if attempt else seed)
         try:
             proposal = propose(
@@ -409,7 +409,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 logging.WARNING, trial, f"the surrogate could not be fitted ({error})"
             )
             return None
-        self._warm_start = (_study_key(study), self._warm_start_of(proposal.model))
+        self._warm_start = (study_key(study), self._warm_start_of(proposal.model))
         return self._first_new(space, proposal.X, proposal.active, study, trial)
 
     def _observations(
@@ -525,12 +525,6 @@ def _given(trial: FrozenTrial) -> dict[str, Any]:
     (``fixed_params``) and those it has already suggested (which win)."""
     fixed = trial.system_attrs.get("fixed_params")
     return {**(fixed if isinstance(fixed, dict) else {}), **trial.params}
-
-
-def _study_key(study: Study) -> tuple[int, int]:
-    """Which study a step belongs to, so that one sampler shared by several studies (run in
-    turns or side by side) never reuses one study's tree or fit for another."""
-    return (id(study._storage), study._study_id)
 
 
 def _repeats(candidate: dict[str, Any], trial_params: dict[str, Any]) -> bool:

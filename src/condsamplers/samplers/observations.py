@@ -14,6 +14,7 @@ from optuna.trial import FrozenTrial, TrialState
 
 from condsamplers.log import get_logger
 from condsamplers.pipeline import Observations, log_regret
+from condsamplers.samplers.optuna_storage import CONSTRAINTS_ATTR
 from condsamplers.samplers.proposals import encode_pending
 from condsamplers.space import ConditionalSpace
 
@@ -134,12 +135,6 @@ def finite_minimisation_values(
     return y
 
 
-#: Where Optuna keeps a trial's constraint values in its ``system_attrs``: a sequence under this
-#: key (``constraints_func``, every Optuna version) or one value per ``"constraints:<name>"``
-#: key (``trial.set_constraint``, Optuna 5).
-_CONSTRAINTS_ATTR = "constraints"
-
-
 def trial_constraints(trial: FrozenTrial) -> dict[str, float]:
     """A trial's constraint values by name, on every supported Optuna version: Optuna 5's
     ``FrozenTrial.constraints`` where it exists; otherwise (Optuna 4) read from the trial's
@@ -148,8 +143,8 @@ def trial_constraints(trial: FrozenTrial) -> dict[str, float]:
     if isinstance(constraints, dict):
         return constraints
     attrs = trial.system_attrs
-    found = {str(i): float(c) for i, c in enumerate(attrs.get(_CONSTRAINTS_ATTR) or ())}
-    prefix = f"{_CONSTRAINTS_ATTR}:"
+    found = {str(i): float(c) for i, c in enumerate(attrs.get(CONSTRAINTS_ATTR) or ())}
+    prefix = f"{CONSTRAINTS_ATTR}:"
     found.update({k[len(prefix) :]: float(v) for k, v in attrs.items() if k.startswith(prefix)})
     return found
 

@@ -19,6 +19,7 @@ from optuna.distributions import BaseDistribution, distribution_to_json, json_to
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+from condsamplers.samplers.optuna_storage import set_trial_system_attr
 from condsamplers.space import ConditionalSpace, to_internal, value_key
 
 #: Trial system attribute holding the whole configuration a model-based step proposed for the
@@ -89,12 +90,12 @@ def record_proposal(study: Study, trial: FrozenTrial, proposal: Configuration) -
         },
         "given": sorted(proposal.given),
     }
-    study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, value)
+    set_trial_system_attr(study, trial, PROPOSAL_ATTR, value)
 
 
 def withdraw_proposal(study: Study, trial: FrozenTrial) -> None:
     """Mark the trial as having no model-based proposal (storages cannot delete attributes)."""
-    study._storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, None)
+    set_trial_system_attr(study, trial, PROPOSAL_ATTR, None)
 
 
 def read_proposal(trial: FrozenTrial) -> Configuration | None:

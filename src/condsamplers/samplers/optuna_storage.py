@@ -1,0 +1,58 @@
+"""The one place where condsamplers reaches past Optuna's public API.
+
+A sampler must write on a trial it is sampling (its recorded proposal, the values of
+``constraints_func``), and Optuna gives samplers no public way to do it: its own samplers
+write through the study's storage, as these functions do. ``study._storage`` and
+``FrozenTrial._trial_id`` have kept their names and meaning from Optuna 3 to 5; keeping every
+such access here means a future change is mended in one file (and caught by the tests, which
+run on the lowest and the newest supported Optuna).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from optuna.study import Study
+from optuna.trial import FrozenTrial, TrialState
+
+#: Where Optuna keeps the values of ``constraints_func`` (a sequence) in a trial's
+#: ``system_attrs``; ``trial.set_constraint`` (Optuna 5) uses ``"constraints:<name>"`` keys.
+CONSTRAINTS_ATTR = "constraints"
+
+
+def set_trial_system_attr(study: Study, trial: FrozenTrial, key: str, value: Any) -> None:
+    """Write ``value`` under ``key`` in the trial's ``system_attrs``, in the study's storage
+    (seen by every worker on that storage)."""
+    study._storage.set_trial_system_attr(trial._trial_id, key, value)
+
+
+def study_key(study: Study) -> tuple[int, int]:
+    """Which study a step belongs to (its storage object and its id in that storage), so that
+    one sampler shared by several studies never reuses one study's tree or fit for another."""
+    return (id(study._storage), study._study_id)
+
+
+def store_constraints(
+    constraints_func: Callable[[FrozenTrial], Sequence[float]],
+    study: Study,
+    trial: FrozenTrial,
+    state: TrialState,
+) -> None:
+    """Call ``constraints_func`` on a finished (COMPLETE or PRUNED) trial and store its values
+    as Optuna's own samplers do (``system_attrs["constraints"]``), so that Optuna's
+    feasibility-aware tools (``study.best_trials``, plots) and every worker see them.
+
+    Raises:
+        ValueError: a value is NaN (as Optuna's samplers raise); nothing is stored then.
+    """
+    if state not in (TrialState.COMPLETE, TrialState.PRUNED):
+        return
+    values = tuple(float(c) for c in constraints_func(trial))
+    if any(math.isnan(c) for c in values):
+        raise ValueError(
+            f"constraints_func returned NaN for trial {trial.number} ({values}); constraint "
+            "values must be numbers (<= 0 means feasible)."
+        )
+    set_trial_system_attr(study, trial, CONSTRAINTS_ATTR, values)
