@@ -34,6 +34,38 @@ def test_conditional_study_infers_the_tree_and_resumes_from_its_storage(tmp_path
     assert "15 trials (12 resumed)" in second
 
 
+def test_parallel_workers_share_one_journal_study_without_duplicates(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    import optuna
+    from optuna.storages import JournalStorage
+    from optuna.storages.journal import JournalFileBackend
+
+    script = str(REPO_ROOT / "examples" / "parallel_workers.py")
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    workers = [
+        subprocess.Popen(
+            [sys.executable, script, "--storage", "journal.log", "--worker", str(i)]
+            + ["--n-trials", "7"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    outputs = [w.communicate(timeout=600)[0] for w in workers]
+    assert all(w.returncode == 0 for w in workers)
+    assert all("done;" in out for out in outputs)
+    storage = JournalStorage(JournalFileBackend(str(tmp_path / "journal.log")))
+    study = optuna.load_study(study_name="conditional-workers", storage=storage)
+    complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    assert len(complete) == 14
+    assert len({tuple(sorted(t.params.items())) for t in complete}) == 14  # no duplicate
+
+
 def test_regressors_standalone_fit_the_conditional_response(tmp_path: Path) -> None:
     out = run_example("regressors_standalone.py", cwd=tmp_path)
     scores = dict(re.findall(r"^(\S+\(.*?\))\s+(-?[0-9.]+)\s+[0-9.]+$", out, flags=re.M))
