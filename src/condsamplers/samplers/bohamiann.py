@@ -38,9 +38,10 @@ class BOHAMIANNSampler(ConditionalSampler):
         n_samples: samples kept per fit.
         keep_every: SGHMC steps between kept samples.
         step_size: the SGHMC step size ``eps``.
-        noise_prior_median, noise_prior_log_var: the log-normal prior on the noise variance
-            (standardised ``y``): its median and the variance of ``log sigma^2``. The default,
-            1e-2 and 1, lets the noise follow the data; pybnn's 1e-6 and 0.01 pull it towards
+        noise_prior_median: the median of the log-normal prior on the noise variance
+            (standardised ``y``).
+        noise_prior_log_var: the variance of ``log sigma^2`` under that prior. The defaults,
+            1e-2 and 1, let the noise follow the data; pybnn's 1e-6 and 0.01 pull it towards
             zero, which fits smooth noise-free objectives more closely but can make the model
             overconfident (docs/bnn.md secs. 3-4).
         device: ``"cpu"`` or ``"cuda"`` for the network.

@@ -296,8 +296,10 @@ class TreeGPRegressor(_ConditionalRegressor):
             features of the shared columns, so they act non-linearly across leaves).
         paths: the leaves, as lists of column indices active together (one list per leaf);
             leaves without training rows are allowed. ``None``: the patterns seen in ``fit``.
-        n_restarts, categorical_features, random_state, min_noise: as for
-            :class:`CondGPRegressor`.
+        n_restarts: as for :class:`CondGPRegressor`.
+        categorical_features: as for :class:`CondGPRegressor`.
+        random_state: as for :class:`CondGPRegressor`.
+        min_noise: as for :class:`CondGPRegressor`.
 
     Attributes:
         model_: the fitted :class:`~condsamplers.models.tree_gp.TreeGP`
@@ -405,7 +407,8 @@ class DNGORegressor(_ConditionalRegressor):
         quadratic_prior_mean: the quadratic prior mean of eq. 9 (a bowl centred in the box of
             the scaled training range).
         n_restarts: random restarts of the ``alpha``, ``beta`` fit.
-        categorical_features, random_state: as for :class:`CondGPRegressor`.
+        categorical_features: as for :class:`CondGPRegressor`.
+        random_state: as for :class:`CondGPRegressor`.
         device: ``"cpu"`` or ``"cuda"``.
 
     Attributes:
@@ -478,9 +481,11 @@ class BOHAMIANNRegressor(_ConditionalRegressor):
         keep_every: steps between two kept samples.
         step_size: SGHMC step size.
         batch_size: mini-batch size.
-        noise_prior_median, noise_prior_log_var: the log-normal prior on the noise variance
-            (standardised ``y``): its median and the variance of ``log sigma^2``.
-        categorical_features, random_state: as for :class:`CondGPRegressor`.
+        noise_prior_median: the median of the log-normal prior on the noise variance
+            (standardised ``y``).
+        noise_prior_log_var: the variance of ``log sigma^2`` under that prior.
+        categorical_features: as for :class:`CondGPRegressor`.
+        random_state: as for :class:`CondGPRegressor`.
         device: ``"cpu"`` or ``"cuda"``.
 
     Attributes:

@@ -158,13 +158,19 @@ class CondBayesSearchCV(BaseSearchCV):
             first random trials were poor is not written off; ``b`` the best value of the
             maximised score when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss,
             so that the model fits the log error; docs/search_cv.md sec. 8).
-        scoring, cv, refit, n_jobs, verbose, pre_dispatch, error_score, return_train_score:
-            as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric for
-            multi-metric scoring with ``refit="name"``, the single score otherwise, and the
+        scoring: as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric
+            for multi-metric scoring with ``refit="name"``, the single score otherwise, and the
             first metric of ``scoring`` when several are scored and ``refit`` is ``False`` or
-            a callable. ``n_jobs`` is also the batch size: that many configurations are
-            proposed (the later ones seeing the earlier ones as pending, never duplicates) and
-            cross-validated together.
+            a callable.
+        cv: as for ``RandomizedSearchCV``.
+        refit: as for ``RandomizedSearchCV``.
+        n_jobs: as for ``RandomizedSearchCV``; it is also the batch size: that many
+            configurations are proposed (the later ones seeing the earlier ones as pending,
+            never duplicates) and cross-validated together.
+        verbose: see "Verbose" below.
+        pre_dispatch: as for ``RandomizedSearchCV``.
+        error_score: as for ``RandomizedSearchCV``.
+        return_train_score: as for ``RandomizedSearchCV``.
         random_state: seed (int, ``RandomState`` or ``None``) of the default sampler and of
             the choice among unused configurations of an exhausted finite space; a given
             ``sampler`` keeps its own seed.
@@ -174,11 +180,13 @@ class CondBayesSearchCV(BaseSearchCV):
             current batch (``optuna.study.MaxTrialsCallback`` works). scikit-learn's own
             callbacks (``set_callbacks``) are supported as for every ``BaseSearchCV``.
 
+    After ``fit``, ``cv_results_``, ``best_estimator_``, ``best_score_``, ``best_params_``,
+    ``best_index_``, ``scorer_``, ``n_splits_``, ``refit_time_``, ``multimetric_``,
+    ``classes_``, ``n_features_in_`` and ``feature_names_in_`` are as for
+    ``RandomizedSearchCV``; ``cv_results_`` lists the candidates in the order they were
+    evaluated, parameters inactive in a candidate's branch masked.
+
     Attributes:
-        cv_results_, best_estimator_, best_score_, best_params_, best_index_, scorer_,
-        n_splits_, refit_time_, multimetric_, classes_, n_features_in_, feature_names_in_:
-            as for ``RandomizedSearchCV``; ``cv_results_`` lists the candidates in the order
-            they were evaluated, parameters inactive in a candidate's branch masked.
         study_: the Optuna study of the search (``direction="maximize"``). Each trial that
             was evaluated has the user attribute ``cv_results_index``; a score that is
             ``NaN`` (a failed fit with ``error_score=np.nan``) is told as the worst finite
