@@ -33,128 +33,67 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-try:
-    from benchmarks.peers import (
-        DEFAULT_SAMPLERS,
-        MC_FANTASIES,
-        POSITIVE_OBJECTIVE_SAMPLERS,
-        REPO_ROOT,
-        SAMPLERS,
-        SamplerFactory,
-        TimedSampler,
-        condsamplers_factory,
-        make_sampler,
-        sampler_unavailable_reason,
-    )
-    from benchmarks.problems import PROBLEMS, Problem, get_problem
-    from benchmarks.report import (
-        PLOT_REGRET_FLOOR,
-        TABLE_HEADER,
-        Summary,
-        all_timing_records,
-        markdown_report,
-        markdown_table,
-        plot_all,
-        plot_path,
-        plot_problem,
-        problem_heading,
-        sampler_order,
-        summaries_for,
-        summarise,
-        table_row,
-        timing_table,
-    )
-    from benchmarks.results import (
-        BATCH_TAG,
-        RESULTS_FILE,
-        RESULTS_FORMAT,
-        Record,
-        Results,
-        command_entry,
-        load_results,
-        merge_run,
-        merge_timing,
-        problem_key,
-        record_command,
-        sampler_label,
-        save_results,
-    )
-    from benchmarks.runner import (
-        TIMING_WINDOWS,
-        _init_worker,
-        _limit_threads_env,
-        _run_cases,
-        regret_curve,
-        run_batch_study,
-        run_case,
-        run_case_safely,
-        run_study,
-        run_timing,
-        timing_windows,
-    )
-except ModuleNotFoundError:  # run as a script: ``python benchmarks/run.py``
-    from peers import (  # type: ignore[no-redef]
-        DEFAULT_SAMPLERS,
-        MC_FANTASIES,
-        POSITIVE_OBJECTIVE_SAMPLERS,
-        REPO_ROOT,
-        SAMPLERS,
-        SamplerFactory,
-        TimedSampler,
-        condsamplers_factory,
-        make_sampler,
-        sampler_unavailable_reason,
-    )
-    from problems import (  # type: ignore[no-redef]
-        PROBLEMS,
-        Problem,
-        get_problem,
-    )
-    from report import (  # type: ignore[no-redef]
-        PLOT_REGRET_FLOOR,
-        TABLE_HEADER,
-        Summary,
-        all_timing_records,
-        markdown_report,
-        markdown_table,
-        plot_all,
-        plot_path,
-        plot_problem,
-        problem_heading,
-        sampler_order,
-        summaries_for,
-        summarise,
-        table_row,
-        timing_table,
-    )
-    from results import (  # type: ignore[no-redef]
-        BATCH_TAG,
-        RESULTS_FILE,
-        RESULTS_FORMAT,
-        Record,
-        Results,
-        command_entry,
-        load_results,
-        merge_run,
-        merge_timing,
-        problem_key,
-        record_command,
-        sampler_label,
-        save_results,
-    )
-    from runner import (  # type: ignore[no-redef]
-        TIMING_WINDOWS,
-        _init_worker,
-        _limit_threads_env,
-        _run_cases,
-        regret_curve,
-        run_batch_study,
-        run_case,
-        run_case_safely,
-        run_study,
-        run_timing,
-        timing_windows,
-    )
+if __package__ in (None, ""):  # run as a script, ``python benchmarks/run.py``
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.peers import (
+    DEFAULT_SAMPLERS,
+    MC_FANTASIES,
+    POSITIVE_OBJECTIVE_SAMPLERS,
+    REPO_ROOT,
+    SAMPLERS,
+    SamplerFactory,
+    TimedSampler,
+    condsamplers_factory,
+    make_sampler,
+    sampler_unavailable_reason,
+)
+from benchmarks.problems import PROBLEMS, Problem, get_problem
+from benchmarks.report import (
+    PLOT_REGRET_FLOOR,
+    TABLE_HEADER,
+    Summary,
+    all_timing_records,
+    markdown_report,
+    markdown_table,
+    plot_all,
+    plot_path,
+    plot_problem,
+    problem_heading,
+    sampler_order,
+    summaries_for,
+    summarise,
+    table_row,
+    timing_table,
+)
+from benchmarks.results import (
+    BATCH_TAG,
+    RESULTS_FILE,
+    RESULTS_FORMAT,
+    Record,
+    Results,
+    command_entry,
+    load_results,
+    merge_run,
+    merge_timing,
+    problem_key,
+    record_command,
+    sampler_label,
+    save_results,
+)
+from benchmarks.runner import (
+    TIMING_WINDOWS,
+    _init_worker,
+    _limit_threads_env,
+    _run_cases,
+    regret_curve,
+    run_batch_study,
+    run_case,
+    run_case_safely,
+    run_study,
+    run_timing,
+    timing_windows,
+)
 
 #: The synthetic benchmark was this one module: what moved to peers.py, runner.py, results.py
 #: and report.py is re-exported here, so that ``benchmarks.run.<name>`` keeps working.
