@@ -11,6 +11,7 @@ import re
 import statistics
 from pathlib import Path
 
+import numpy as np
 from conftest import REPO_ROOT, run_script
 
 BENCHMARKS = REPO_ROOT / "benchmarks"
@@ -154,3 +155,21 @@ def test_the_regression_guard_has_a_reference_for_each_problem_and_seed() -> Non
     reference = json.loads(guard.REFERENCE.read_text())
     assert set(guard.PROBLEMS) <= set(reference)
     assert all(len(reference[p]) == len(guard.SEEDS) for p in guard.PROBLEMS)
+
+
+def test_replay_scores_every_estimator_family_of_a_recorded_cash_run() -> None:
+    from benchmarks.hpo import replay
+    from benchmarks.hpo.runner import load_records
+
+    record = next(
+        r
+        for r in load_records(REPO_ROOT / "docs" / "benchmarks" / "hpo")
+        if (r["task"], r["sampler"], r["seed"]) == ("cash_iris", "treegp", 0)
+    )
+    study = replay.replay_study(record, 12)
+    assert [t.value for t in study.trials[:12]] == record["values"][:12]
+    rows = replay.family_scores(study, "classifier", seed=0, warping="tail")
+    families = {row[0] for row in rows}
+    assert {c["classifier"] for c in record["configs"][:12]} <= families
+    assert [row[3] for row in rows] == sorted((row[3] for row in rows), reverse=True)
+    assert all(np.isfinite(row[3]) and row[6] > 0 for row in rows)
