@@ -32,7 +32,7 @@ from benchmarks.hpo.spec import suggest  # noqa: E402
 from condsamplers import TreeGPSampler  # noqa: E402
 from condsamplers.acquisition import make_log_mc_ei, make_log_mc_path_ei  # noqa: E402
 from condsamplers.optimize import _scored_candidates  # noqa: E402
-from condsamplers.pipeline import _incumbent, pending_fantasies  # noqa: E402
+from condsamplers.pipeline import step_fantasies  # noqa: E402
 from condsamplers.warping import warp_outputs  # noqa: E402
 
 Row = tuple[str, int, float, float, float, float, float]
@@ -60,8 +60,10 @@ def family_scores(study: optuna.Study, family_param: str, seed: int, warping: st
     data = dataclasses.replace(data, y=warp_outputs(data.y, warping))
     model = sampler._make_model(seed, None)
     model.fit(data.X, data.active, data.y, space.features)
-    best = _incumbent(model, data, data.feasible())
-    fantasies = pending_fantasies(model, data, best, 8, np.random.default_rng(0))
+    settings = sampler._settings
+    fantasies = step_fantasies(
+        model, data, data.feasible(), settings.n_fantasies, np.random.default_rng(0)
+    )
     path_ei, full_ei = make_log_mc_path_ei(fantasies), make_log_mc_ei(fantasies, None)
     node = next(n for n in space.nodes if n.name == family_param)
     rng = np.random.default_rng(0)
@@ -71,8 +73,8 @@ def family_scores(study: optuna.Study, family_param: str, seed: int, warping: st
         if branch is None:
             continue
         family = str(node.distribution.choices[int(np.ravel(branch)[0])])
-        X, a, v = _scored_candidates(path_ei, space, rng, sampler._settings, None, [path])
-        _, _, v_full = _scored_candidates(full_ei, space, rng, sampler._settings, None, [path])
+        X, a, v = _scored_candidates(path_ei, space, rng, settings, None, [path])
+        _, _, v_full = _scored_candidates(full_ei, space, rng, settings, None, [path])
         i = int(np.argmax(v))
         entry = scores[family]
         if v[i] > entry[0]:

@@ -168,13 +168,7 @@ def propose(
             acquisition, space, data, rng, settings, incumbents, fixed=fixed
         )
         return Proposal(X, active, values, model, None)
-    fantasies = [
-        fantasy
-        for member in model.hyperparameter_models()
-        for fantasy in pending_fantasies(
-            member, data, _incumbent(member, data, feasible), settings.n_fantasies, rng
-        )
-    ]
+    fantasies = step_fantasies(model, data, feasible, settings.n_fantasies, rng)
     noise = model.noise_variance() if settings.noise_penalty else None
     log_ei = make_log_mc_ei(fantasies, noise)
     acquisition = with_feasibility(log_ei, constraints)
@@ -218,6 +212,26 @@ def _maximize(
         with_predicted_activity, space, rng, settings, incumbents, only, fixed
     )
     return X, predict(X, active), values
+
+
+def step_fantasies(
+    model: Surrogate,
+    data: Observations,
+    feasible: np.ndarray,
+    n_fantasies: int,
+    rng: np.random.Generator,
+) -> list[Fantasy]:
+    """The fantasies EI of one step is averaged over (:func:`propose`): for each
+    hyperparameter sample of the fitted ``model`` (the model itself without samples), its
+    :func:`pending_fantasies` with its own plug-in incumbent, the best posterior mean at the
+    ``feasible`` observed points."""
+    return [
+        fantasy
+        for member in model.hyperparameter_models()
+        for fantasy in pending_fantasies(
+            member, data, _incumbent(member, data, feasible), n_fantasies, rng
+        )
+    ]
 
 
 def _incumbent(model: Surrogate, data: Observations, feasible: np.ndarray) -> float:
