@@ -173,3 +173,14 @@ def test_replay_scores_every_estimator_family_of_a_recorded_cash_run() -> None:
     assert {c["classifier"] for c in record["configs"][:12]} <= families
     assert [row[3] for row in rows] == sorted((row[3] for row in rows), reverse=True)
     assert all(np.isfinite(row[3]) and row[6] > 0 for row in rows)
+
+
+def test_importance_timing_prints_each_evaluator(tmp_path: Path) -> None:
+    out = run_script(
+        BENCHMARKS / "importance_timing.py",
+        *("--repeats", "1", "--trials", "12", "--evaluators", "sobol", "fanova"),
+        cwd=tmp_path,
+    )
+    rows = dict(re.findall(r"^\| (\w+) \| ([0-9.]+) \|", out, flags=re.M))
+    assert set(rows) == {"sobol", "fanova"}
+    assert all(float(seconds) > 0 for seconds in rows.values())

@@ -506,3 +506,29 @@ def test_perfect_scores_do_not_break_the_default_sampler() -> None:
     search.fit(X, y)  # 10 random startup trials, then 4 proposals of the tree GP
     scores = search.cv_results_["mean_test_score"]
     assert (scores[:10] == 1.0).any() and len(scores) == 14 and np.isfinite(scores).all()
+
+
+@pytest.mark.parametrize(
+    ("cv", "varies"),
+    [
+        ("KFold(3, shuffle=True)", True),
+        ("ShuffleSplit(3, test_size=0.3)", True),
+        ("KFold(3, shuffle=True, random_state=0)", False),
+        ("ShuffleSplit(3, test_size=0.3, random_state=0)", False),
+        ("KFold(3)", False),
+    ],
+)
+def test_a_splitter_whose_splits_vary_between_batches_is_warned_about(
+    cv: str, varies: bool
+) -> None:
+    from sklearn.model_selection import KFold, ShuffleSplit  # noqa: F401 (used by eval)
+
+    X, y = data()
+    search = CondBayesSearchCV(
+        Ridge(), {"alpha": [0.1, 1.0]}, n_iter=2, cv=eval(cv), sampler=fast_sampler()
+    )
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        search.fit(X, y)
+    warned = [w for w in caught if "shuffles without a fixed random_state" in str(w.message)]
+    assert bool(warned) == varies

@@ -42,7 +42,7 @@ from condsamplers.models.base import Surrogate
 from condsamplers.space import ConditionalSpace, ParamNode
 
 #: Rows per batch of posterior means (bounds the memory of one kernel matrix).
-_BATCH_ROWS = 16384
+_BATCH_ROWS = 2048
 
 LatentFunction = Callable[[np.ndarray], np.ndarray]
 

@@ -458,9 +458,10 @@ def _same_level(
     x_a: torch.Tensor, on_a: torch.Tensor, x_b: torch.Tensor, on_b: torch.Tensor
 ) -> torch.Tensor:
     """1 where two points have the same level of a column, "inactive" being a level."""
-    equal = (x_a[:, None] == x_b[None, :]) & (on_a[:, None] == on_b[None, :])
-    both_off = (on_a[:, None] == 0) & (on_b[None, :] == 0)
-    return (equal | both_off).to(x_a.dtype)
+    # -inf (never an encoded value) stands for "inactive" as one more level.
+    level_a = torch.where(on_a > 0, x_a, -math.inf)
+    level_b = torch.where(on_b > 0, x_b, -math.inf)
+    return (level_a[:, None] == level_b[None, :]).to(x_a.dtype)
 
 
 def _both(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

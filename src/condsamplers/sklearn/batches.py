@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import numbers
 import sys
 import threading
 import warnings
@@ -108,12 +109,18 @@ def _tell(study: Study, trial: Trial, score: float) -> FrozenTrial:
     return study.tell(trial, state=TrialState.FAIL)
 
 
+def _splits_are_constant(cv: Any) -> bool:
+    """Whether ``cv`` gives the same splits at every call, from its public parameters: it does
+    not shuffle (``shuffle=False``), or its ``random_state`` is an integer. A splitter that is
+    random by nature (``ShuffleSplit``) has no ``shuffle`` and counts as shuffling; one without
+    a ``random_state`` (a list of splits, ``TimeSeriesSplit``) as constant."""
+    shuffle = getattr(cv, "shuffle", True)
+    random_state = getattr(cv, "random_state", 0)
+    return not shuffle or isinstance(random_state, numbers.Integral)
+
+
 def _warn_if_splits_vary(cv: Any) -> None:
-    try:
-        from sklearn.model_selection._split import _yields_constant_splits
-    except ImportError:  # pragma: no cover - private helper of scikit-learn
-        return
-    if not _yields_constant_splits(cv):
+    if not _splits_are_constant(cv):
         warnings.warn(
             f"CondBayesSearchCV: the splitter {cv!r} shuffles without a fixed random_state, "
             "so each batch of candidates is cross-validated on different splits; give it a "
