@@ -397,3 +397,30 @@ def test_library_messages_follow_optunas_verbosity(make_sampler, caplog) -> None
             optuna.logging.set_verbosity(optuna.logging.WARNING)
         said[level] = "is sampled by RandomSampler" in caplog.text
     assert said == {optuna.logging.INFO: True, optuna.logging.WARNING: False}
+
+
+def test_a_resumed_study_goes_on_model_based_and_repeats_from_its_seed(
+    make_sampler, tmp_path
+) -> None:
+    """A fresh process resumes a stored study with a fresh sampler: every finished trial is
+    used (no second random startup phase: the next trial is a recorded model-based proposal),
+    and the same seed on the same history gives the same suggestion."""
+    import shutil
+
+    first = tmp_path / "first.db"
+    study = optuna.create_study(
+        storage=f"sqlite:///{first}", study_name="resumed", sampler=make_sampler()
+    )
+    study.optimize(_tree, n_trials=7)  # 5 startup trials, then model-based ones
+    shutil.copy(first, tmp_path / "second.db")
+    suggestions = []
+    for path in (first, tmp_path / "second.db"):
+        resumed = optuna.load_study(
+            study_name="resumed", storage=f"sqlite:///{path}", sampler=make_sampler()
+        )
+        trial = resumed.ask()
+        _tree(trial)
+        proposal = read_proposal(resumed.trials[-1])
+        assert proposal is not None and proposal.params == trial.params  # model-based
+        suggestions.append(trial.params)
+    assert suggestions[0] == suggestions[1]
