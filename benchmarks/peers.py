@@ -98,6 +98,7 @@ SAMPLERS: dict[str, SamplerFactory] = {
     "treegp-leaf": condsamplers_factory("TreeGPSampler", leaf_inputs="leaf"),
     "treegp-samples": condsamplers_factory("TreeGPSampler", hyperparameter_samples=8),
     "treegp-tail": condsamplers_factory("TreeGPSampler", output_warping="tail"),
+    "treegp-rank": condsamplers_factory("TreeGPSampler", output_warping="rank"),
     "treegp-tail-shared": condsamplers_factory(
         "TreeGPSampler", output_warping="tail", offsets="shared"
     ),

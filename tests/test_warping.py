@@ -28,7 +28,7 @@ def test_rank_warping_is_the_gaussian_copula_of_the_ranks() -> None:
     assert np.allclose(z, norm.ppf((np.array([3, 1, 2, 4]) - 0.5) / 4))
 
 
-@pytest.mark.parametrize("method", ["tail", "rank", "yeo-johnson"])
+@pytest.mark.parametrize("method", ["tail", "tail-rank", "rank", "yeo-johnson"])
 def test_warping_spreads_the_good_region_that_outliers_flatten(method: str) -> None:
     """The gap between the best and the median value, relative to the whole range: a few
     catastrophic values make it tiny on the raw scale; the warped scale restores it."""
@@ -51,6 +51,20 @@ def test_tail_warping_keeps_the_better_half_affine() -> None:
     assert np.allclose(slope, slope[0])
     raw_ratio = (y[-1] - y[-2]) / (y[-2] - y[-3])  # 90 / 9.6
     assert (z[-1] - z[-2]) / (z[-2] - z[-3]) < raw_ratio / 3  # the tail is compressed
+
+
+def test_tail_rank_warping_keeps_the_better_half_affine_and_bounds_the_worse_half() -> None:
+    """Below the median the values keep their metric; above it only their order counts, so a
+    value of 1e13 lies as far above the median as the worst of any other values would."""
+    y = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 1e13])
+    z = warp_outputs(y, "tail-rank")
+    good = y <= np.median(y)
+    slope = np.diff(z[good]) / np.diff(y[good])
+    assert np.allclose(slope, slope[0])
+    gap = slope[0] * float(np.mean(np.median(y) - y[y < np.median(y)]))  # one mean gap
+    assert z[-1] - z[good][-1] < 3 * gap
+    milder = warp_outputs(np.where(y > 1e12, 0.8, y), "tail-rank")
+    assert np.allclose(z, milder)  # the same order, the same warped values
 
 
 def test_degenerate_values_pass_through() -> None:
