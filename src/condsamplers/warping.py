@@ -7,6 +7,9 @@ off. A monotone warp keeps the order of the values (the best configurations stay
 the incumbent and EI live in the warped space) and tames the tail. Fitted afresh at each step
 from the values alone (DESIGN.md sec. 7); the model never sees the raw values.
 
+Values whose spread would overflow or underflow when squared (``1e300``) are first mapped
+affinely to ``[-1, 1]`` around their median (:func:`rescale_extreme`), whatever the warp.
+
 Notation: ``y`` are the ``n`` values to *minimise*; the warped values ``z`` are returned on
 a standard scale (mean 0, variance about 1).
 
@@ -58,6 +61,7 @@ def warp_outputs(y: np.ndarray, method: str) -> np.ndarray:
         raise ValueError(f"output_warping must be one of {OUTPUT_WARPINGS}; got {method!r}.")
     if not np.all(np.isfinite(y)):
         raise ValueError("warp_outputs: the values must be finite.")
+    y = rescale_extreme(y)
     if method == "none" or len(y) < 2 or np.ptp(y) == 0:
         return y
     if method == "tail":
@@ -67,6 +71,23 @@ def warp_outputs(y: np.ndarray, method: str) -> np.ndarray:
     if method == "rank":
         return rank_gaussian(y)
     return yeo_johnson(y)
+
+
+#: Spreads of values beyond these are rescaled before anything squares them (``1e300 ** 2``
+#: overflows to ``inf``, ``1e-300 ** 2`` underflows to 0).
+EXTREME_SPREAD = (1e-100, 1e100)
+
+
+def rescale_extreme(y: np.ndarray) -> np.ndarray:
+    """``(y - median) / max|y - median|`` where that spread is outside :data:`EXTREME_SPREAD`
+    (values of 1e300, or all within 1e-120 of each other), ``y`` itself otherwise: an affine
+    map, so the order and every warp below are unchanged, but a variance can be computed."""
+    centre = float(np.median(y))
+    spread = float(np.max(np.abs(y - centre))) if len(y) else 0.0
+    low, high = EXTREME_SPREAD
+    if spread == 0.0 or low <= spread <= high:
+        return y
+    return (y - centre) / spread
 
 
 def log_upper_tail(y: np.ndarray) -> np.ndarray:
