@@ -95,9 +95,7 @@ def test_an_objective_that_raises_fails_its_trials_only() -> None:
     assert model_based(study) >= 2
 
 
-def test_a_name_that_is_a_float_in_one_branch_and_categorical_in_another_is_refused_by_optuna() -> (
-    None
-):
+def test_one_name_of_two_distribution_kinds_is_refused_by_optuna() -> None:
     """Optuna's storage refuses two distribution kinds under one name in a study, whatever the
     sampler (TPE and random search alike): the fix is one name per branch."""
 
