@@ -117,7 +117,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             log), refitted at each step, so that a few catastrophic trials do not flatten the
             good region (:func:`condsamplers.warping.warp_outputs`): ``"none"``, ``"tail"``
             (the worse half of the values log-compressed, the better half kept as it is),
-            ``"rank"`` (the Gaussian copula of the ranks) or ``"yeo-johnson"`` (a power
+            ``"tail-rank"`` (the worse half by its rank alone), ``"rank"`` (the Gaussian copula of the ranks) or ``"yeo-johnson"`` (a power
             transform fitted by maximum likelihood).
     """
 
