@@ -424,3 +424,32 @@ def test_a_resumed_study_goes_on_model_based_and_repeats_from_its_seed(
         assert proposal is not None and proposal.params == trial.params  # model-based
         suggestions.append(trial.params)
     assert suggestions[0] == suggestions[1]
+
+
+@pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used")
+def test_a_dead_workers_trial_stops_being_pending_after_the_heartbeat_grace_period(
+    make_sampler, tmp_path
+) -> None:
+    """A worker killed mid-trial leaves its trial RUNNING, its recorded proposal a pending
+    point of every later step. With a heartbeat on the storage, the next trial asked (by
+    ``ask`` too, which does not check heartbeats itself) fails it once its grace period is
+    over, as ``study.optimize`` does."""
+    import time
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        storage = optuna.storages.RDBStorage(
+            f"sqlite:///{tmp_path / 'heartbeat.db'}", heartbeat_interval=1, grace_period=1
+        )
+    study = optuna.create_study(storage=storage, sampler=make_sampler())
+    study.optimize(_tree, n_trials=6)
+    dead = study.ask()
+    _tree(dead)
+    storage.record_heartbeat(dead._trial_id)  # its worker's last beat
+    alive = study.ask()
+    assert study.trials[dead.number].state == TrialState.RUNNING  # within the grace period
+    study.tell(alive, _tree(alive))
+    time.sleep(2.5)
+    study.ask()
+    assert study.trials[dead.number].state == TrialState.FAIL

@@ -38,7 +38,7 @@ from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
 from condsamplers.pipeline import Observations, propose
 from condsamplers.samplers.observations import study_observations
-from condsamplers.samplers.optuna_storage import store_constraints, study_key
+from condsamplers.samplers.optuna_storage import fail_stale_trials, store_constraints, study_key
 from condsamplers.samplers.proposals import (
     Configuration,
     claims_of,
@@ -117,8 +117,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             log), refitted at each step, so that a few catastrophic trials do not flatten the
             good region (:func:`condsamplers.warping.warp_outputs`): ``"none"``, ``"tail"``
             (the worse half of the values log-compressed, the better half kept as it is),
-            ``"tail-rank"`` (the worse half by its rank alone), ``"rank"`` (the Gaussian copula of the ranks) or ``"yeo-johnson"`` (a power
-            transform fitted by maximum likelihood).
+            ``"tail-rank"`` (the worse half by its rank alone), ``"rank"`` (the Gaussian
+            copula of the ranks) or ``"yeo-johnson"`` (a power transform fitted by maximum
+            likelihood).
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
@@ -269,6 +270,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             )
 
     def before_trial(self, study: Study, trial: FrozenTrial) -> None:
+        fail_stale_trials(study)  # a killed worker's trial is no pending point forever
         self._independent_sampler.before_trial(study, trial)
 
     def after_trial(

@@ -11,9 +11,13 @@ run on the lowest and the newest supported Optuna).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import optuna
+from optuna.exceptions import ExperimentalWarning
+from optuna.storages import BaseStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
@@ -26,6 +30,22 @@ def set_trial_system_attr(study: Study, trial: FrozenTrial, key: str, value: Any
     """Write ``value`` under ``key`` in the trial's ``system_attrs``, in the study's storage
     (seen by every worker on that storage)."""
     study._storage.set_trial_system_attr(trial._trial_id, key, value)
+
+
+def fail_stale_trials(study: Study) -> None:
+    """Where the study's storage has a heartbeat (``heartbeat_interval`` set), fail the RUNNING
+    trials whose heartbeat stopped for longer than its grace period (a killed worker's), with
+    Optuna's public :func:`optuna.storages.fail_stale_trials`: ``study.optimize`` does it
+    before each trial, an ask-and-tell loop does not, and a dead worker's recorded proposal
+    would stay a pending point of every later step. Nothing without a heartbeat: a RUNNING
+    trial may then train for hours, and no one can tell it from a dead one."""
+    storage: BaseStorage = study._storage
+    interval = getattr(storage, "get_heartbeat_interval", None)
+    if interval is None or interval() is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ExperimentalWarning)
+        optuna.storages.fail_stale_trials(study)
 
 
 def study_key(study: Study) -> tuple[int, int]:
