@@ -184,3 +184,36 @@ def test_importance_timing_prints_each_evaluator(tmp_path: Path) -> None:
     rows = dict(re.findall(r"^\| (\w+) \| ([0-9.]+) \|", out, flags=re.M))
     assert set(rows) == {"sobol", "fanova"}
     assert all(float(seconds) > 0 for seconds in rows.values())
+
+
+def test_many_workers_on_each_storage_lose_no_trial_and_repeat_no_configuration(
+    tmp_path: Path,
+) -> None:
+    """``benchmarks/workers.py``: worker processes on one study on a journal file, SQLite and a
+    local PostgreSQL server (skipped with the reason where none can start); worker 0 is
+    SIGKILLed in its third trial. Every other trial completes, no configuration is evaluated
+    twice, and on the database storages (with a heartbeat) the dead worker's trial is failed,
+    by the other workers or by ``fail_stale_trials`` after the grace period."""
+    import pytest
+
+    out = run_script(
+        BENCHMARKS / "workers.py",
+        *("--workers", "3", "--trials", "4", "--fast", "--kill"),
+        cwd=tmp_path,
+    )
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 4 and cells[0] in ("journal", "sqlite", "postgres"):
+            rows[cells[0]] = cells
+    assert {"journal", "sqlite"} <= set(rows)
+    for storage, cells in rows.items():
+        if cells[3].startswith("skipped"):
+            continue
+        complete, failed, running, exact = (int(c) for c in cells[3:7])
+        assert complete == 2 + 2 * 4, (storage, cells)  # worker 0 finished 2 trials only
+        assert failed + running == 1 and exact == 0, (storage, cells)
+        if storage != "journal":  # a heartbeat: the stale trial is failed in the end
+            assert running == 0 or cells[11] == "1 of 1 by fail_stale_trials", cells
+    if rows.get("postgres", ["", "", "", "skipped"])[3].startswith("skipped"):
+        pytest.skip(f"PostgreSQL: {rows.get('postgres', ['no row'])[-1]}")
