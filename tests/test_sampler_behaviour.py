@@ -16,7 +16,7 @@ from optuna.trial import TrialState
 
 from condsamplers import BOHAMIANNSampler, DNGOSampler
 from condsamplers.pipeline import log_regret
-from condsamplers.samplers.proposals import params_key, read_proposal
+from condsamplers.samplers.proposals import PROPOSAL_ATTR, params_key, read_proposal
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -453,3 +453,47 @@ def test_a_dead_workers_trial_stops_being_pending_after_the_heartbeat_grace_peri
     time.sleep(2.5)
     study.ask()
     assert study.trials[dead.number].state == TrialState.FAIL
+
+
+class _FlakyStorage(optuna.storages.InMemoryStorage):
+    """Raises a locked-database error when a proposal is recorded, ``failures`` times."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__()
+        self.failures = failures
+
+    def set_trial_system_attr(self, trial_id: int, key: str, value) -> None:
+        if key == PROPOSAL_ATTR and self.failures > 0:
+            import sqlalchemy.exc
+
+            self.failures -= 1
+            raise sqlalchemy.exc.OperationalError("UPDATE", {}, Exception("database is locked"))
+        super().set_trial_system_attr(trial_id, key, value)
+
+
+def test_a_transient_storage_error_is_retried(make_sampler, monkeypatch) -> None:
+    from condsamplers.samplers import optuna_storage
+
+    monkeypatch.setattr(optuna_storage, "RETRY_DELAYS", (0.0, 0.0, 0.0))
+    study = optuna.create_study(storage=_FlakyStorage(failures=2), sampler=make_sampler())
+    study.optimize(_tree, n_trials=8)
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)
+    assert all(read_proposal(t) is not None for t in study.trials[5:])  # model-based still
+
+
+def test_a_lasting_storage_error_falls_back_with_a_logged_reason(
+    make_sampler, monkeypatch, caplog
+) -> None:
+    from condsamplers.samplers import optuna_storage
+
+    monkeypatch.setattr(optuna_storage, "RETRY_DELAYS", (0.0, 0.0, 0.0))
+    study = optuna.create_study(storage=_FlakyStorage(failures=4), sampler=make_sampler())
+    optuna.logging.enable_propagation()
+    try:
+        with caplog.at_level(logging.WARNING):
+            study.optimize(_tree, n_trials=7)
+    finally:
+        optuna.logging.disable_propagation()
+    assert all(t.state == TrialState.COMPLETE for t in study.trials)  # no trial lost
+    assert read_proposal(study.trials[5]) is None  # the fallback
+    assert "failed on a storage error after 3 retries" in caplog.text

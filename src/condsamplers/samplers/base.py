@@ -38,7 +38,12 @@ from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
 from condsamplers.pipeline import Observations, propose
 from condsamplers.samplers.observations import study_observations
-from condsamplers.samplers.optuna_storage import fail_stale_trials, store_constraints, study_key
+from condsamplers.samplers.optuna_storage import (
+    fail_stale_trials,
+    retrying_storage_errors,
+    store_constraints,
+    study_key,
+)
 from condsamplers.samplers.proposals import (
     Configuration,
     claims_of,
@@ -231,8 +236,12 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if len(complete) < max(self._n_startup_trials, 1):
             return {}
         with self._lock, _single_threaded():
-            proposal = self._propose_and_record(
-                study, trial, complete, search_space, _given(trial)
+            _, proposal = retrying_storage_errors(
+                lambda: self._propose_and_record(
+                    study, trial, complete, search_space, _given(trial)
+                ),
+                f"{type(self).__name__}'s step for trial {trial.number}",
+                _logger,
             )
             return {} if proposal is None else proposal.params
 

@@ -10,20 +10,62 @@ run on the lowest and the newest supported Optuna).
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import optuna
+import sqlalchemy.exc
 from optuna.exceptions import ExperimentalWarning
 from optuna.storages import BaseStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
+T = TypeVar("T")
+
+#: Errors of a storage that may pass: a locked SQLite file, a dropped database connection, a
+#: journal file briefly unavailable (SQLAlchemy is a dependency of Optuna).
+TRANSIENT_STORAGE_ERRORS: tuple[type[BaseException], ...] = (
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    sqlalchemy.exc.DisconnectionError,
+    OSError,
+)
+#: Seconds to wait before each retry of a step that met a transient storage error.
+RETRY_DELAYS = (0.1, 0.5, 2.0)
+
 #: Where Optuna keeps the values of ``constraints_func`` (a sequence) in a trial's
 #: ``system_attrs``; ``trial.set_constraint`` (Optuna 5) uses ``"constraints:<name>"`` keys.
 CONSTRAINTS_ATTR = "constraints"
+
+
+def retrying_storage_errors(
+    step: Callable[[], T], what: str, logger: logging.Logger
+) -> tuple[bool, T | None]:
+    """Run ``step``; on a transient storage error (:data:`TRANSIENT_STORAGE_ERRORS`) run it again
+    after each of :data:`RETRY_DELAYS`. Returns ``(True, result)``, or ``(False, None)`` once
+    every retry failed, the reason logged as a warning naming ``what`` (the caller falls back,
+    and the trial is not lost). Any other error is raised as it is."""
+    for delay in (*RETRY_DELAYS, None):
+        try:
+            return True, step()
+        except TRANSIENT_STORAGE_ERRORS as error:
+            if delay is None:
+                logger.warning(
+                    "%s failed on a storage error after %d retries (%s: %s); this trial is "
+                    "sampled by the independent sampler.",
+                    what,
+                    len(RETRY_DELAYS),
+                    type(error).__name__,
+                    str(error).splitlines()[0] if str(error) else "",
+                )
+                return False, None
+            logger.info("%s: storage error (%s), retrying in %.1f s.", what, error, delay)
+            time.sleep(delay)
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def set_trial_system_attr(study: Study, trial: FrozenTrial, key: str, value: Any) -> None:
