@@ -250,6 +250,8 @@ def test_reseed_rng_changes_the_stream(make_sampler) -> None:
         ({"n_fantasies": -1}, "n_fantasies"),
         ({"output_warping": "log"}, "output_warping"),
         ({"constraints_func": 3}, "constraints_func"),
+        ({"max_model_trials": 1}, "max_model_trials"),
+        ({"max_model_trials": 2.5}, "max_model_trials"),
     ],
 )
 def test_bad_arguments_name_the_parameter(sampler_class, kwargs, name) -> None:
@@ -497,3 +499,39 @@ def test_a_lasting_storage_error_falls_back_with_a_logged_reason(
     assert all(t.state == TrialState.COMPLETE for t in study.trials)  # no trial lost
     assert read_proposal(study.trials[5]) is None  # the fallback
     assert "failed on a storage error after 3 retries" in caplog.text
+
+
+def test_a_long_study_is_modelled_on_a_capped_subsample_keeping_the_best(
+    make_sampler, monkeypatch, caplog
+) -> None:
+    """Beyond ``max_model_trials`` the model is fitted to the best half of that number and a
+    random sample of the others (logged once per study); the incumbent is among them."""
+    from condsamplers.samplers import base
+
+    fitted_sizes: list[int] = []
+    original = base.propose
+
+    def recording(space, data, *args, **kwargs):
+        fitted_sizes.append(len(data.y))
+        assert data.y.min() == best_so_far[0]  # the best trial is always kept
+        return original(space, data, *args, **kwargs)
+
+    best_so_far = [math.inf]
+    monkeypatch.setattr(base, "propose", recording)
+    study = optuna.create_study(sampler=make_sampler(max_model_trials=8))
+
+    def objective(trial: optuna.Trial) -> float:
+        value = _tree(trial)
+        best_so_far[0] = min(best_so_far[0], value)
+        return value
+
+    optuna.logging.enable_propagation()
+    optuna.logging.set_verbosity(optuna.logging.INFO)
+    try:
+        with caplog.at_level(logging.INFO):
+            study.optimize(objective, n_trials=12)
+    finally:
+        optuna.logging.set_verbosity(optuna.logging.WARNING)
+        optuna.logging.disable_propagation()
+    assert fitted_sizes and max(fitted_sizes) == 8
+    assert caplog.text.count("the model is fitted to 8 of them") == 1

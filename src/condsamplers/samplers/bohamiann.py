@@ -53,6 +53,9 @@ class BOHAMIANNSampler(ConditionalSampler):
             model has no hyperparameter search to restart.
     """
 
+    #: Every trial: its chain's cost per step does not grow with ``n``.
+    default_max_model_trials = None
+
     def __init__(
         self,
         *,

@@ -48,6 +48,10 @@ class DNGOSampler(ConditionalSampler):
             random restarts of the hyperparameter fit.
     """
 
+    #: Every trial: its fit is capped at ``max_updates`` Adam steps, its regression is
+    #: linear in ``n``.
+    default_max_model_trials = None
+
     def __init__(
         self,
         *,

@@ -25,6 +25,8 @@ class ExactGPSampler(ConditionalSampler):
     #: :class:`ExactGP`); ``None``: the kernel's ``default_mean``.
     constant_mean: ClassVar[str | None] = "gls"
     noise_penalty = True
+    #: ``O(n^3)``: ArcGPSampler takes 3.4 s at 500 trials, 19 s at 1000 (docs/benchmarks.md).
+    default_max_model_trials = 1000
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
         return ExactGP(

@@ -5,6 +5,7 @@ Nothing here proposes; :mod:`condsamplers.samplers.base` calls it at each step."
 
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from collections.abc import Callable
 
@@ -170,3 +171,23 @@ def constraint_values(trials: list[FrozenTrial], warn: Warn | None = None) -> np
         bound = np.maximum(finite.max(axis=0), 1.0)
         values = np.where(infinite, np.sign(values) * bound, values)
     return values
+
+
+def subsample_observations(data: Observations, cap: int, rng: np.random.Generator) -> Observations:
+    """At most ``cap`` observations of ``data``: the best ``cap // 2`` by value, and a uniform
+    random sample of the others for the rest, so that the incumbent's region keeps all its
+    points and the model still sees the whole space (pending points and constraint rows
+    follow). ``data`` itself if it has no more than ``cap``."""
+    n = len(data.y)
+    if n <= cap:
+        return data
+    order = np.argsort(data.y, kind="stable")
+    best, rest = order[: cap // 2], order[cap // 2 :]
+    keep = np.sort(np.concatenate([best, rng.choice(rest, size=cap - len(best), replace=False)]))
+    return dataclasses.replace(
+        data,
+        X=data.X[keep],
+        active=data.active[keep],
+        y=data.y[keep],
+        constraints=None if data.constraints is None else data.constraints[keep],
+    )

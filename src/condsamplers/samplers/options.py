@@ -30,3 +30,4 @@ class SamplerOptions(TypedDict, total=False):
     constraints_func: Callable[[FrozenTrial], Sequence[float]] | None
     objective_bound: float | None
     output_warping: str
+    max_model_trials: int | None
