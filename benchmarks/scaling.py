@@ -13,6 +13,12 @@ Example (from the repository root)::
     python benchmarks/scaling.py --samplers treegp arcgp gp --sizes 50 100 200 500 1000 2000 \\
         --out docs/benchmarks
 
+``--memory`` runs each cell in a fresh process (the history drawn there) and reports its
+peak resident memory beside the time (the whole process: Python, torch, the study and the
+fit)::
+
+    python benchmarks/scaling.py --samplers treegp dngo --sizes 1000 5000 10000 --memory
+
 ``--max-seconds S`` stops timing a sampler at the larger sizes once its median suggestion time
 at some size exceeded ``S`` (an O(n^3) GP at 5000 trials would take hours); the table leaves
 those cells empty and says so below it.
@@ -76,11 +82,39 @@ def time_suggestions(
     return times
 
 
-def markdown_table(records: Sequence[dict[str, Any]]) -> str:
-    """Median suggestion time (s) per sampler (rows) and study size (columns)."""
-    sizes = sorted({r["n_trials"] for r in records})
-    samplers = list(dict.fromkeys(r["sampler"] for r in records))
-    cell = {(r["sampler"], r["n_trials"]): r["median"] for r in records}
+def cell_in_fresh_process(
+    problem_name: str, kind: str, sampler_name: str, n: int, repeats: int
+) -> tuple[list[float], float]:
+    """``time_suggestions`` in this (fresh) process on a history drawn here; the times and the
+    process's peak resident memory in MB."""
+    import resource
+
+    _init_worker()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    times = time_suggestions(
+        problem_name, sampler_name, history(problem_name, kind, n), repeats, 0
+    )
+    return times, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def measure_in_fresh_process(
+    problem_name: str, kind: str, sampler_name: str, n: int, repeats: int
+) -> tuple[list[float], float]:
+    import concurrent.futures
+    import multiprocessing
+
+    context = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(1, mp_context=context) as pool:
+        job = pool.submit(cell_in_fresh_process, problem_name, kind, sampler_name, n, repeats)
+        return job.result()
+
+
+def markdown_table(records: Sequence[dict[str, Any]], key: str = "median") -> str:
+    """Median suggestion time (s) per sampler (rows) and study size (columns); ``key="peak_mb"``:
+    the peak memory (MB) of each cell's process instead."""
+    sizes = sorted({r["n_trials"] for r in records if key in r})
+    samplers = list(dict.fromkeys(r["sampler"] for r in records if key in r))
+    cell = {(r["sampler"], r["n_trials"]): r[key] for r in records if key in r}
     lines = [
         "| sampler | " + " | ".join(f"{n} trials" for n in sizes) + " |",
         "|---" * (len(sizes) + 1) + "|",
@@ -122,6 +156,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--history", choices=HISTORIES, default="random")
     parser.add_argument("--out", type=Path, default=None, help="folder for json/md/png")
     parser.add_argument(
+        "--memory", action="store_true", help="each cell in a fresh process; peak memory too"
+    )
+    parser.add_argument(
         "--max-seconds",
         type=float,
         default=None,
@@ -132,7 +169,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     _init_worker()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
 
-    trials = history(args.problem, args.history, max(args.sizes))
+    trials = [] if args.memory else history(args.problem, args.history, max(args.sizes))
     records = []
     too_slow: dict[str, int] = {}  # sampler -> the size at which it exceeded --max-seconds
     for n in sorted(args.sizes):
@@ -140,12 +177,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             if name in too_slow:
                 continue
             start = time.perf_counter()
-            times = time_suggestions(args.problem, name, trials[:n], args.repeats, seed=0)
+            peak: dict[str, float] = {}
+            if args.memory:
+                times, peak["peak_mb"] = measure_in_fresh_process(
+                    args.problem, args.history, name, n, args.repeats
+                )
+            else:
+                times = time_suggestions(args.problem, name, trials[:n], args.repeats, seed=0)
             record = {
                 "sampler": name,
                 "n_trials": n,
                 "times": times,
                 "median": statistics.median(times),
+                **peak,
             }
             records.append(record)
             print(
@@ -156,6 +200,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             if args.max_seconds is not None and record["median"] > args.max_seconds:
                 too_slow[name] = n
     table = markdown_table(records)
+    if args.memory:
+        table += "\n\nPeak memory of each cell's process (MB):\n\n" + markdown_table(
+            records, "peak_mb"
+        )
     if too_slow:
         table += "\n\n" + "; ".join(
             f"{name}: not timed beyond {n} trials (median above {args.max_seconds:g} s there)"

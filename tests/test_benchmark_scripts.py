@@ -217,3 +217,16 @@ def test_many_workers_on_each_storage_lose_no_trial_and_repeat_no_configuration(
             assert running == 0 or cells[11] == "1 of 1 by fail_stale_trials", cells
     if rows.get("postgres", ["", "", "", "skipped"])[3].startswith("skipped"):
         pytest.skip(f"PostgreSQL: {rows.get('postgres', ['no row'])[-1]}")
+
+
+def test_scaling_with_memory_reports_each_cells_peak_memory(tmp_path: Path) -> None:
+    out = run_script(
+        BENCHMARKS / "scaling.py",
+        *("--samplers", "treegp", "--sizes", "20", "--repeats", "1", "--memory"),
+        *("--problem", "jenatton_small"),
+        cwd=tmp_path,
+    )
+    memory = out.split("Peak memory")[1]
+    row = re.search(r"^\| treegp \| ([0-9.]+) \|$", memory, flags=re.M)
+    assert row is not None, out
+    assert 50 < float(row.group(1)) < 4000  # MB: a Python process with torch
