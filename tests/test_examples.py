@@ -95,3 +95,29 @@ def test_sensitivity_analysis_writes_its_plots(tmp_path: Path) -> None:
     assert "Sobol' main effects" in out
     pngs = sorted(p.name for p in (tmp_path / "plots").glob("*.png"))
     assert pngs == ["interaction_x1_v.png", "interaction_x1_z.png", "main_effects.png"]
+
+
+def test_ray_tune_runs_the_tree_gp_through_optuna_search(tmp_path: Path) -> None:
+    """Ray Tune's ``OptunaSearch`` with ``TreeGPSampler``: every trial runs, the trials after
+    the startup ones are the sampler's model-based proposals, none repeats another."""
+    pytest.importorskip("ray.tune", reason="pip install condsamplers[distributed]")
+    import optuna
+
+    from condsamplers.samplers.proposals import read_proposal
+
+    storage = f"sqlite:///{tmp_path / 'ray.db'}"
+    out = run_example("ray_tune.py", "--n-trials", "12", "--storage", storage, cwd=tmp_path)
+    assert "12 trials, 12 distinct configurations" in out
+    study = optuna.load_study(study_name="ray-tune", storage=storage)
+    complete = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    assert len(complete) == 12
+    assert sum(read_proposal(t) is not None for t in complete) >= 2  # model-based after 8
+
+
+def test_dask_cluster_optimises_one_study_from_its_workers(tmp_path: Path) -> None:
+    pytest.importorskip("dask.distributed", reason="pip install condsamplers[distributed]")
+    pytest.importorskip("optuna_integration", reason="pip install condsamplers[distributed]")
+    out = run_example("dask_cluster.py", "--workers", "2", "--n-trials", "16", cwd=tmp_path)
+    assert "16 trials, 16 distinct configurations" in out
+    best = float(re.search(r"best value ([0-9.]+)", out).group(1))
+    assert best < 0.3  # the optimum is 0 (the net branch, depth 2, widths 64, rate 0.01)
