@@ -128,8 +128,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         max_model_trials: the most COMPLETE trials the model is fitted to; beyond it, the
             best half of that number and a random sample of the others (logged once per
             study), so that a long study keeps its cost per suggestion. ``None`` (default): the
-            sampler's ``default_max_model_trials`` (4000 for the tree GP, 1000 for the exact
-            GPs, all trials for the neural samplers).
+            sampler's ``default_max_model_trials`` (4000 for the tree GP, 1000 for
+            ArcGPSampler, 500 for BNGPSampler, all trials for the neural samplers).
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it

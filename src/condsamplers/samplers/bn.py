@@ -26,3 +26,6 @@ class BNGPSampler(ExactGPSampler):
     """
 
     kernel_name = "bn"
+    #: Its kernel costs more per pair than the arc kernel: 93 s per suggestion at 1000 trials
+    #: (jenatton_large; docs/benchmarks.md), so the model sees at most 500.
+    default_max_model_trials = 500
