@@ -24,7 +24,9 @@ from condsamplers import TreeGPSampler
 
 
 def objective(trial: optuna.Trial) -> float:
-    """A conditional objective (replace it with yours)."""
+    """A conditional objective (replace it with yours): examples/parallel_workers.py's, written
+    here because Dask ships a function of the main script to its workers by value, and the
+    workers could not import it from another example."""
     model = trial.suggest_categorical("model", ["linear", "net"])
     rate = trial.suggest_float("rate", 1e-4, 1.0, log=True)
     loss = (math.log10(rate) + 2.0) ** 2 / 4.0

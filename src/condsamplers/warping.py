@@ -92,29 +92,32 @@ def rescale_extreme(y: np.ndarray) -> np.ndarray:
 
 def log_upper_tail(y: np.ndarray) -> np.ndarray:
     """``(y - m) / s`` below the median ``m``, ``log(1 + (y - m) / s)`` above it, standardised;
-    ``s`` is the mean gap of the values below ``m`` to ``m`` (of all values if none is
-    below, the upper half then holding everything)."""
+    ``s`` as in :func:`_gaps_from_median`."""
+    u = _gaps_from_median(y)
+    if u is None:
+        return (y - y.mean()) / y.std()
+    z = np.where(u > 0, np.log1p(np.maximum(u, 0.0)), u)
+    return (z - z.mean()) / z.std()
+
+
+def _gaps_from_median(y: np.ndarray) -> np.ndarray | None:
+    """``(y - m) / s``: ``m`` the median, ``s`` the mean gap of the values below ``m`` to ``m``
+    (of all values if none is below, the upper half then holding everything); ``None`` where
+    ``s`` is 0."""
     m = float(np.median(y))
     below = y[y < m]
     s = float(np.mean(m - below)) if len(below) else float(np.mean(np.abs(y - m)))
-    if not s > 0:
-        return (y - y.mean()) / y.std()
-    u = (y - m) / s
-    z = np.where(u > 0, np.log1p(np.maximum(u, 0.0)), u)
-    return (z - z.mean()) / z.std()
+    return (y - m) / s if s > 0 else None
 
 
 def rank_upper_tail(y: np.ndarray) -> np.ndarray:
     """``(y - m) / s`` at or below the median ``m``; above it, the half-normal scores
     ``sqrt(pi/2) Phi^-1(1/2 + (r - 1/2) / (2k))`` of the ``k`` values there by their rank ``r``
-    (ties share their mean rank); standardised. ``s`` as in :func:`log_upper_tail`."""
-    m = float(np.median(y))
-    below = y[y < m]
-    s = float(np.mean(m - below)) if len(below) else float(np.mean(np.abs(y - m)))
-    if not s > 0:
+    (ties share their mean rank); standardised. ``s`` as in :func:`_gaps_from_median`."""
+    z = _gaps_from_median(y)
+    if z is None:
         return (y - y.mean()) / y.std()
-    z = (y - m) / s
-    upper = y > m
+    upper = z > 0
     if upper.any():
         ranks = scipy.stats.rankdata(y[upper])
         quantiles = 0.5 + (ranks - 0.5) / (2.0 * upper.sum())
