@@ -552,3 +552,28 @@ def test_mc_ei_averages_ei_over_fantasies() -> None:
     # No pending point: the plain log-EI of the model.
     (only,) = sample_fantasies(model, X_pending[:0], active[:0], 5, 0.0, np.random.default_rng(1))
     assert only.model is model
+
+
+def test_a_configuration_within_the_resolution_of_a_pending_one_is_near() -> None:
+    from optuna.distributions import CategoricalDistribution, IntDistribution
+
+    from condsamplers.samplers.proposals import Configuration, near_configuration
+
+    distributions = {
+        "x": FloatDistribution(0.0, 1.0),
+        "lr": FloatDistribution(1e-4, 1.0, log=True),
+        "k": IntDistribution(1, 10),
+        "c": CategoricalDistribution(["a", "b"]),
+    }
+    base = {"x": 0.3, "lr": 0.01, "k": 3, "c": "a"}
+
+    def config(**changes) -> Configuration:
+        return Configuration({**base, **changes}, distributions)
+
+    assert near_configuration(config(x=0.3 + 5e-7), base)
+    assert near_configuration(config(lr=0.01 * (1 + 1e-6)), base)  # log scale: 1e-6 / 9.2
+    assert not near_configuration(config(x=0.3 + 2e-6), base)
+    assert not near_configuration(config(lr=0.0101), base)
+    assert not near_configuration(config(k=4), base)
+    assert not near_configuration(config(c="b"), base)
+    assert not near_configuration(config(), {**base, "extra": 1})

@@ -49,6 +49,7 @@ from condsamplers.samplers.proposals import (
     claims_of,
     decode_configuration,
     fits,
+    near_configuration,
     params_key,
     read_proposal,
     record_proposal,
@@ -480,7 +481,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         trial: FrozenTrial,
     ) -> Configuration | None:
         """The best of the first 32 distinct candidate configurations that no COMPLETE trial
-        has and no RUNNING trial has or was proposed (its recorded proposal).
+        has and no RUNNING trial has or was proposed (its recorded proposal), nor nearly has
+        (:func:`~condsamplers.samplers.proposals.near_configuration`: every float within 1e-6
+        of its range; several workers' local searches ending at one optimum).
 
         A candidate repeats a COMPLETE trial when it gives every parameter of that trial the
         trial's value, even if it also sets parameters the trial did not ask for: the objective
@@ -504,12 +507,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             if t.number != trial.number
         ]
         complete = [t.params for t in others if t.state == TrialState.COMPLETE]
-        pending = {
-            params_key(claim)
-            for t in others
-            if t.state == TrialState.RUNNING
-            for claim in claims_of(t)
-        }
+        pending_claims = [
+            claim for t in others if t.state == TrialState.RUNNING for claim in claims_of(t)
+        ]
+        pending = {params_key(claim) for claim in pending_claims}
         repeat = None
         seen: set[tuple] = set()
         for x, a in zip(X, active, strict=True):
@@ -522,7 +523,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 break
             if any(_repeats(configuration.params, done) for done in complete):
                 continue
-            if key not in pending:
+            if key not in pending and not any(
+                near_configuration(configuration, claim) for claim in pending_claims
+            ):
                 return configuration
             repeat = repeat or dataclasses.replace(configuration, repeats_pending=True)
         if repeat is not None:

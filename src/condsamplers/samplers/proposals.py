@@ -11,11 +11,17 @@ one storage, open ask-and-tell trials) read it back: as a pending point of the a
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from optuna.distributions import BaseDistribution, distribution_to_json, json_to_distribution
+from optuna.distributions import (
+    BaseDistribution,
+    FloatDistribution,
+    distribution_to_json,
+    json_to_distribution,
+)
 from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
@@ -214,3 +220,37 @@ def _consistent(
         parent_value = space.nodes[p].from_unit(x[p : p + 1])
         active[j] = bool(active[p] and node.condition.holds(parent_value)[0])
     return active & optional
+
+
+#: Floats closer than this share of their range (of its logarithm for a log distribution)
+#: count as the same value when a proposal is compared with a pending configuration.
+NEAR_SHARE = 1e-6
+
+
+def near_configuration(
+    candidate: Configuration, claim: Mapping[str, Any], share: float = NEAR_SHARE
+) -> bool:
+    """Whether ``candidate`` is ``claim`` up to the resolution of its floats: the same set of
+    parameters, the same value of every categorical or integer one, and every float within
+    ``share`` of its range. Evaluating both cannot teach the model anything the other does not
+    (several workers' local searches ending at one optimum)."""
+    if set(candidate.params) != set(claim):
+        return False
+    for name, value in candidate.params.items():
+        other = claim[name]
+        distribution = candidate.distributions.get(name)
+        if not isinstance(distribution, FloatDistribution):
+            if not same_value(value, other):
+                return False
+            continue
+        try:
+            low, high, x, y = distribution.low, distribution.high, float(value), float(other)
+        except (TypeError, ValueError):
+            return False
+        if distribution.log:
+            if min(low, x, y) <= 0.0:
+                return False
+            low, high, x, y = math.log(low), math.log(high), math.log(x), math.log(y)
+        if abs(x - y) > share * max(high - low, 1e-300):
+            return False
+    return True
