@@ -22,7 +22,7 @@ from condsamplers.sklearn import (
     TreeGPRegressor,
 )
 
-optuna.logging.set_verbosity(optuna.logging.ERROR)
+optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 N_TRIALS = 10
 
