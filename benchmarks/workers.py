@@ -13,7 +13,7 @@ heartbeat). Counted at the end, before any clean-up::
 
 ``fallbacks``: trials started once ``N_STARTUP`` trials were COMPLETE that have no recorded
 model-based proposal (the independent sampler chose them); ``near dup.``: pairs of COMPLETE
-trials with the same choices and every float within ``NEAR`` of its range.
+trials with the same choices and every float within ``NEAR_SHARE`` (1e-6) of its range.
 """
 
 from __future__ import annotations
@@ -39,22 +39,25 @@ from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
 import optuna  # noqa: E402
-from optuna.distributions import CategoricalDistribution  # noqa: E402
 from optuna.trial import FrozenTrial, TrialState  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.local_postgres import PostgresUnavailable, local_postgres  # noqa: E402
 from condsamplers import DNGOSampler, TreeGPSampler  # noqa: E402
-from condsamplers.samplers.proposals import read_proposal  # noqa: E402
+from condsamplers.samplers.proposals import (  # noqa: E402
+    NEAR_SHARE,
+    Configuration,
+    near_configuration,
+    params_key,
+    read_proposal,
+)
 
 STORAGES = ("journal", "sqlite", "postgres")
 SAMPLERS = ("treegp", "dngo")
 STUDY = "workers"
 N_STARTUP = 10
 HEARTBEAT = {"heartbeat_interval": 1, "grace_period": 3}
-#: Floats closer than this share of their range count as the same configuration.
-NEAR = 1e-6
 
 
 def objective(trial: optuna.Trial, sleep: float) -> float:
@@ -141,23 +144,6 @@ def storage_url(kind: str, folder: Path) -> Iterator[str]:
             yield url
 
 
-def _same(a: FrozenTrial, b: FrozenTrial, near: float) -> bool:
-    if set(a.params) != set(b.params):
-        return False
-    for name, dist in a.distributions.items():
-        x, y = a.params[name], b.params[name]
-        if isinstance(dist, CategoricalDistribution) or near == 0.0:
-            if x != y:
-                return False
-        else:
-            span = float(dist.high - dist.low) or 1.0
-            if getattr(dist, "log", False):
-                x, y, span = math.log(x), math.log(y), math.log(dist.high / dist.low) or 1.0
-            if abs(x - y) > near * span:
-                return False
-    return True
-
-
 def _complete_before(trials: list[FrozenTrial], trial: FrozenTrial) -> int:
     """Trials that were COMPLETE when ``trial`` started: past the startup phase from
     :data:`N_STARTUP` on, its proposal should come from the model."""
@@ -172,7 +158,15 @@ def _complete_before(trials: list[FrozenTrial], trial: FrozenTrial) -> int:
 
 
 def count_pairs(trials: list[FrozenTrial], near: float) -> int:
-    return sum(_same(a, b, near) for a, b in itertools.combinations(trials, 2))
+    """Pairs of ``trials`` with the same configuration (``near = 0``) or the same up to ``near``
+    of every float's range (the sampler's own test, ``near_configuration``)."""
+    if near == 0.0:
+        keys = [params_key(t.params) for t in trials]
+        return sum(a == b for a, b in itertools.combinations(keys, 2))
+    configurations = [Configuration(dict(t.params), dict(t.distributions)) for t in trials]
+    return sum(
+        near_configuration(a, b.params, near) for a, b in itertools.combinations(configurations, 2)
+    )
 
 
 def measure(
@@ -217,7 +211,7 @@ def measure(
             failed=sum(t.state == TrialState.FAIL for t in every),
             running=len(running),
             exact_duplicates=count_pairs(complete, 0.0),
-            near_duplicates=count_pairs(complete, NEAR),
+            near_duplicates=count_pairs(complete, NEAR_SHARE),
             fallbacks=sum(read_proposal(t) is None for t in model_phase),
             suggest_median=statistics.median(seconds) if seconds else float("nan"),
             wall=wall,

@@ -80,7 +80,7 @@ EXTREME_SPREAD = (1e-100, 1e100)
 
 def rescale_extreme(y: np.ndarray) -> np.ndarray:
     """``(y - median) / max|y - median|`` where that spread is outside :data:`EXTREME_SPREAD`
-    (values of 1e300, or all within 1e-120 of each other), ``y`` itself otherwise: an affine
+    (values of 1e300, or all within 1e-100 of each other), ``y`` itself otherwise: an affine
     map, so the order and every warp below are unchanged, but a variance can be computed."""
     centre = float(np.median(y))
     spread = float(np.max(np.abs(y - centre))) if len(y) else 0.0

@@ -254,7 +254,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if len(complete) < max(self._n_startup_trials, 1):
             return {}
         with self._lock, _single_threaded():
-            _, proposal = retrying_storage_errors(
+            proposal = retrying_storage_errors(
                 lambda: self._propose_and_record(
                     study, trial, complete, search_space, _given(trial)
                 ),

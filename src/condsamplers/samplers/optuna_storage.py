@@ -43,15 +43,15 @@ CONSTRAINTS_ATTR = "constraints"
 
 
 def retrying_storage_errors(
-    step: Callable[[], T], what: str, logger: logging.Logger
-) -> tuple[bool, T | None]:
+    step: Callable[[], T | None], what: str, logger: logging.Logger
+) -> T | None:
     """Run ``step``; on a transient storage error (:data:`TRANSIENT_STORAGE_ERRORS`) run it again
-    after each of :data:`RETRY_DELAYS`. Returns ``(True, result)``, or ``(False, None)`` once
-    every retry failed, the reason logged as a warning naming ``what`` (the caller falls back,
-    and the trial is not lost). Any other error is raised as it is."""
+    after each of :data:`RETRY_DELAYS`. Returns its result, or ``None`` once every retry failed,
+    the reason logged as a warning naming ``what`` (the caller falls back, and the trial is not
+    lost). Any other error is raised as it is."""
     for delay in (*RETRY_DELAYS, None):
         try:
-            return True, step()
+            return step()
         except TRANSIENT_STORAGE_ERRORS as error:
             if delay is None:
                 logger.warning(
@@ -62,7 +62,7 @@ def retrying_storage_errors(
                     type(error).__name__,
                     str(error).splitlines()[0] if str(error) else "",
                 )
-                return False, None
+                return None
             logger.info("%s: storage error (%s), retrying in %.1f s.", what, error, delay)
             time.sleep(delay)
     raise AssertionError("unreachable")  # pragma: no cover
