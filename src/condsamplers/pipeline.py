@@ -26,7 +26,13 @@ from condsamplers.acquisition import (
 )
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
-from condsamplers.space import ConditionalSpace, FixedValues, Path
+from condsamplers.space import (
+    ConditionalSpace,
+    FixedValues,
+    Path,
+    at_highest_fidelity,
+    with_fidelity,
+)
 from condsamplers.warping import warp_outputs
 
 ModelFactory = Callable[[int], Surrogate]
@@ -51,6 +57,9 @@ class Observations:
     X_pending: np.ndarray
     active_pending: np.ndarray
     constraints: np.ndarray | None = None
+    #: the fidelity of each observation in [0, 1] (1: the highest, a complete trial's final
+    #: value; :mod:`condsamplers.space.fidelity`), or ``None`` when all are at the highest.
+    fidelity: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if len(self.X) == 0:
@@ -62,6 +71,11 @@ class Observations:
                 raise ValueError("Observations.constraints must have shape (n_observations, m).")
             if np.isinf(self.constraints).any():
                 raise ValueError("Observations.constraints must not be infinite; clip them.")
+        if self.fidelity is not None:
+            if self.fidelity.shape != (len(self.X),):
+                raise ValueError("Observations.fidelity must have shape (n_observations,).")
+            if not np.all((self.fidelity >= 0) & (self.fidelity <= 1)):
+                raise ValueError("Observations.fidelity must lie in [0, 1].")
 
     def feasible(self) -> np.ndarray:
         """Rows whose reported constraint values are all ``<= 0`` (all rows without
@@ -118,6 +132,7 @@ def propose(
     settings: OptimizerSettings,
     make_constraint_model: ModelFactory | None = None,
     fixed: FixedValues | None = None,
+    incumbent_at: FixedValues | None = None,
 ) -> Proposal:
     """Fit ``model``, account for pending points, and maximise log-EI over ``space``.
 
@@ -155,7 +170,16 @@ def propose(
     The model is fitted to the values under ``settings.output_warping``
     (:func:`condsamplers.warping.warp_outputs`), refitted at each step; constraints are not
     warped.
+
+    With ``data.fidelity`` (observations at several fidelities, such as the intermediate
+    values of pruned trials), the fidelity is one more column of the model's inputs and the
+    acquisition is maximised at the highest fidelity (:func:`propose_at_highest_fidelity`).
+    ``incumbent_at``: values the plug-in incumbent is predicted at (the highest fidelity).
     """
+    if data.fidelity is not None:
+        return propose_at_highest_fidelity(
+            space, data, model, rng, settings, make_constraint_model, fixed
+        )
     data = dataclasses.replace(data, y=warp_outputs(data.y, settings.output_warping))
     model.fit(data.X, data.active, data.y, space.features)
     constraints = fit_constraints(space, data, make_constraint_model)
@@ -168,7 +192,7 @@ def propose(
             acquisition, space, data, rng, settings, incumbents, fixed=fixed
         )
         return Proposal(X, active, values, model, None)
-    fantasies = step_fantasies(model, data, feasible, settings.n_fantasies, rng)
+    fantasies = step_fantasies(model, data, feasible, settings.n_fantasies, rng, incumbent_at)
     noise = model.noise_variance() if settings.noise_penalty else None
     log_ei = make_log_mc_ei(fantasies, noise)
     acquisition = with_feasibility(log_ei, constraints)
@@ -220,23 +244,76 @@ def step_fantasies(
     feasible: np.ndarray,
     n_fantasies: int,
     rng: np.random.Generator,
+    incumbent_at: FixedValues | None = None,
 ) -> list[Fantasy]:
     """The fantasies EI of one step is averaged over (:func:`propose`): for each
     hyperparameter sample of the fitted ``model`` (the model itself without samples), its
     :func:`pending_fantasies` with its own plug-in incumbent, the best posterior mean at the
-    ``feasible`` observed points."""
+    ``feasible`` observed points (with the values of ``incumbent_at`` set)."""
     return [
         fantasy
         for member in model.hyperparameter_models()
         for fantasy in pending_fantasies(
-            member, data, _incumbent(member, data, feasible), n_fantasies, rng
+            member, data, _incumbent(member, data, feasible, incumbent_at), n_fantasies, rng
         )
     ]
 
 
-def _incumbent(model: Surrogate, data: Observations, feasible: np.ndarray) -> float:
-    """The plug-in incumbent: the best posterior mean at the feasible observed points."""
-    return float(model.predict(data.X[feasible], data.active[feasible])[0].min())
+def _incumbent(
+    model: Surrogate, data: Observations, feasible: np.ndarray, at: FixedValues | None = None
+) -> float:
+    """The plug-in incumbent: the best posterior mean at the feasible observed points, with
+    the values of ``at`` set (the highest fidelity)."""
+    X, active = data.X[feasible], data.active[feasible]
+    if at is not None:
+        X = at.apply(X, active)
+    return float(model.predict(X, active)[0].min())
+
+
+def propose_at_highest_fidelity(
+    space: ConditionalSpace,
+    data: Observations,
+    model: Surrogate,
+    rng: np.random.Generator,
+    settings: OptimizerSettings,
+    make_constraint_model: ModelFactory | None = None,
+    fixed: FixedValues | None = None,
+) -> Proposal:
+    """:func:`propose` on observations at several fidelities (``data.fidelity``).
+
+    The model reads the fidelity as one more numerical column, active on every path
+    (:func:`condsamplers.space.fidelity.with_fidelity`), with its own length scale in the GPs
+    and one more input of the networks. Pending points (running trials) are pending at the
+    highest fidelity, where they will end if not pruned. EI (eq. 5, and the path EI of eq. 6)
+    is maximised with the column held at 1, and its plug-in incumbent is the best posterior
+    mean of the observed configurations *at fidelity 1*: a pruned trial counts with what the
+    model predicts it would have reached, not with its value at the step it was stopped.
+    The proposal is returned in the columns of ``space``.
+    """
+    assert data.fidelity is not None
+    wide = with_fidelity(space)
+    n_pending = len(data.X_pending)
+    wide_data = dataclasses.replace(
+        data,
+        X=np.column_stack([data.X, data.fidelity]),
+        active=np.column_stack([data.active, np.ones(len(data.X), dtype=bool)]),
+        X_pending=np.column_stack([data.X_pending, np.ones(n_pending)]),
+        active_pending=np.column_stack([data.active_pending, np.ones(n_pending, dtype=bool)]),
+        fidelity=None,
+    )
+    top = at_highest_fidelity(wide)
+    proposal = propose(
+        wide,
+        wide_data,
+        model,
+        rng,
+        settings,
+        make_constraint_model,
+        at_highest_fidelity(wide, fixed),
+        incumbent_at=top,
+    )
+    n = space.n_features
+    return dataclasses.replace(proposal, X=proposal.X[:, :n], active=proposal.active[:, :n])
 
 
 def fit_constraints(

@@ -46,3 +46,11 @@ def check_choice(name: str, value: T, choices: Sequence[T], owner: str = "") -> 
     if value not in choices:
         raise ValueError(f"{_prefix(owner)}{name} must be one of {choices}; got {value!r}.")
     return value
+
+
+def check_bool(name: str, value: object, owner: str = "") -> bool:
+    """``value`` if it is a bool (``numpy.bool_`` too); a ValueError naming the parameter
+    otherwise (``"false"`` is no bool)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{_prefix(owner)}{name}={value!r} must be True or False.")
+    return bool(value)

@@ -37,12 +37,17 @@ from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
 from condsamplers.optimize import OptimizerSettings
 from condsamplers.pipeline import Observations, propose
-from condsamplers.samplers.observations import study_observations, subsample_observations
+from condsamplers.samplers.observations import (
+    evaluated_trials,
+    study_observations,
+    subsample_observations,
+)
 from condsamplers.samplers.optuna_storage import (
     fail_stale_trials,
     retrying_storage_errors,
     store_constraints,
     study_key,
+    whole_study,
 )
 from condsamplers.samplers.proposals import (
     Configuration,
@@ -58,7 +63,7 @@ from condsamplers.samplers.proposals import (
     withdraw_proposal,
 )
 from condsamplers.space import ConditionalSpace, infer_space
-from condsamplers.validation import check_choice, check_finite, check_int
+from condsamplers.validation import check_bool, check_choice, check_finite, check_int
 from condsamplers.warping import OUTPUT_WARPINGS
 
 _logger = get_logger(__name__)
@@ -131,6 +136,15 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             study), so that a long study keeps its cost per suggestion. ``None`` (default): the
             sampler's ``default_max_model_trials`` (4000 for the tree GP, 1000 for
             ArcGPSampler, 500 for BNGPSampler, all trials for the neural samplers).
+        intermediate_values: learn from the values trials report with ``trial.report`` when
+            the study has PRUNED trials (a pruner such as Optuna's ``HyperbandPruner``): each
+            PRUNED trial enters the model with its last reported values at their steps, each
+            COMPLETE trial with its final value and a few of its reported ones, the step as a
+            fidelity input of the model, and EI is maximised at the highest step seen
+            (docs/pruning.md). The reported values must be the objective's own (the value
+            ``trial.report`` gets is what the objective would return at that step).
+            ``False``: COMPLETE trials only, as Optuna's GPSampler. A study without PRUNED
+            trials is modelled the same either way.
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
@@ -156,6 +170,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         objective_bound: float | None = None,
         output_warping: str = "none",
         max_model_trials: int | None = None,
+        intermediate_values: bool = True,
     ) -> None:
         check_int("n_startup_trials", n_startup_trials, minimum=0)
         if max_model_trials is not None:
@@ -194,6 +209,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             output_warping=output_warping,
         )
         self._n_restarts = n_restarts
+        self._intermediate_values = check_bool("intermediate_values", intermediate_values)
         self._max_model_trials = (
             self.default_max_model_trials if max_model_trials is None else max_model_trials
         )
@@ -242,7 +258,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
         self._check_single_objective(study)
-        return self.conditional_space(study).search_space()
+        return self.conditional_space(whole_study(study)).search_space()
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
@@ -250,7 +266,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         self._check_single_objective(study)
         if not search_space:
             return {}
-        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        study = whole_study(study)
+        complete = self._evaluated(study)
         if len(complete) < max(self._n_startup_trials, 1):
             return {}
         with self._lock, _single_threaded():
@@ -276,7 +293,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         given every value the trial holds (EI conditioned on them); otherwise (a startup trial,
         a new parameter, nothing new to condition on) ``independent_sampler`` samples it."""
         self._check_single_objective(study)
-        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        study = whole_study(study)
+        complete = self._evaluated(study)
         n_complete = len(complete)
         if n_complete >= self._n_startup_trials and n_complete > 0:
             with self._lock, _single_threaded():
@@ -314,12 +332,17 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     # -- the step ------------------------------------------------------------------------
     def conditional_space(self, study: Study) -> ConditionalSpace:
         """The tree this sampler currently infers from ``study`` (print ``.describe()``)."""
-        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        complete = self._evaluated(study)
         key = (study_key(study), *(t.number for t in complete))
         with self._lock:
             if self._space_cache is None or self._space_cache[0] != key:
                 self._space_cache = (key, infer_space(complete))
             return self._space_cache[1]
+
+    def _evaluated(self, study: Study) -> list[FrozenTrial]:
+        """The trials the model learns from (:func:`~condsamplers.samplers.observations.
+        evaluated_trials`): COMPLETE ones, and PRUNED ones that reported values."""
+        return evaluated_trials(study, self._intermediate_values)
 
     def _conditioned_value(
         self, study: Study, trial: FrozenTrial, complete: list[FrozenTrial], name: str
@@ -502,11 +525,12 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         others = [
             t
             for t in study.get_trials(
-                deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)
+                deepcopy=False,
+                states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING),
             )
             if t.number != trial.number
         ]
-        complete = [t.params for t in others if t.state == TrialState.COMPLETE]
+        complete = [t.params for t in others if t.state != TrialState.RUNNING]
         pending_claims = [
             claim for t in others if t.state == TrialState.RUNNING for claim in claims_of(t)
         ]

@@ -17,7 +17,7 @@ from condsamplers.log import get_logger
 from condsamplers.pipeline import Observations, log_regret
 from condsamplers.samplers.optuna_storage import CONSTRAINTS_ATTR
 from condsamplers.samplers.proposals import encode_pending
-from condsamplers.space import ConditionalSpace
+from condsamplers.space import ConditionalSpace, step_fidelity
 
 _logger = get_logger(__name__)
 
@@ -44,27 +44,89 @@ def _warner(study: Study) -> Warn:
 _BOUND_ROUNDING = 1e-12
 
 
+#: Rows a trial gives the model at most when the study has pruned trials: its final value (a
+#: COMPLETE trial) or its last reported one (a PRUNED trial), and reported values at earlier
+#: steps, spread over its curve on a log scale.
+MAX_ROWS_PER_TRIAL = 4
+
+
+def evaluated_trials(study: Study, intermediate_values: bool = True) -> list[FrozenTrial]:
+    """The trials the model learns from: the COMPLETE ones and, with ``intermediate_values``,
+    the PRUNED ones that reported a value (``trial.report``)."""
+    states = (TrialState.COMPLETE, TrialState.PRUNED) if intermediate_values else None
+    trials = study.get_trials(deepcopy=False, states=states or (TrialState.COMPLETE,))
+    return [t for t in trials if t.state == TrialState.COMPLETE or _reported(t)]
+
+
+def _reported(trial: FrozenTrial) -> dict[int, float]:
+    """The trial's finite intermediate values by step."""
+    return {s: v for s, v in trial.intermediate_values.items() if np.isfinite(v)}
+
+
+def _curve_steps(steps: list[int], n: int) -> list[int]:
+    """At most ``n`` of the sorted ``steps``, spread on a log scale, the last one included."""
+    if len(steps) <= n:
+        return steps
+    picks = np.unique(np.round(np.geomspace(1, len(steps), n)).astype(int) - 1)
+    return [steps[i] for i in picks]
+
+
+def observation_rows(
+    trials: list[FrozenTrial],
+) -> tuple[list[int], np.ndarray, np.ndarray | None]:
+    """The model's rows from COMPLETE and PRUNED ``trials``: for each row, the position of its
+    trial, its value, and its fidelity (:func:`condsamplers.space.step_fidelity`); the
+    fidelities are ``None`` when no trial is PRUNED (one row per trial, its value).
+
+    With PRUNED trials, a COMPLETE trial gives its final value at fidelity 1 and up to
+    ``MAX_ROWS_PER_TRIAL - 1`` values it reported before its last step; a PRUNED trial gives
+    its last reported value at that step's fidelity and up to ``MAX_ROWS_PER_TRIAL - 1``
+    earlier ones. The highest step reported in the study is fidelity 1.
+    """
+    if all(t.state == TrialState.COMPLETE for t in trials):
+        return list(range(len(trials))), np.array([t.value for t in trials], dtype=float), None
+    curves = [_reported(t) for t in trials]
+    max_step = max((max(c) for c in curves if c), default=0)
+    positions, values, steps = [], [], []
+    for i, (trial, curve) in enumerate(zip(trials, curves, strict=True)):
+        reported = sorted(curve)
+        if trial.state == TrialState.COMPLETE:
+            earlier = _curve_steps(reported[:-1], MAX_ROWS_PER_TRIAL - 1)
+            rows = [(s, curve[s]) for s in earlier] + [(max_step, trial.value)]
+        else:
+            rows = [(s, curve[s]) for s in _curve_steps(reported, MAX_ROWS_PER_TRIAL)]
+        for step, value in rows:
+            positions.append(i)
+            values.append(value)
+            steps.append(step)
+    return positions, np.array(values, dtype=float), step_fidelity(np.array(steps), max_step)
+
+
 def study_observations(
     study: Study,
     space: ConditionalSpace,
-    complete: list[FrozenTrial],
+    evaluated: list[FrozenTrial],
     trial: FrozenTrial,
     objective_bound: float | None = None,
     owner: str = "sampler",
 ) -> Observations | None:
-    """What the model of ``trial``'s step sees: the ``complete`` trials encoded on ``space``
-    with their values to minimise (the log of their gap to ``objective_bound`` when given,
-    :func:`gap_to_bound`), every other RUNNING trial's recorded proposal as a pending point,
-    and the constraint values. ``None`` if no COMPLETE trial has a finite value. ``owner``
-    names the sampler in errors."""
-    X, active, kept = space.encode_trials(complete)
-    values = np.array([complete[i].value for i in kept], dtype=float)
+    """What the model of ``trial``'s step sees: the ``evaluated`` trials (COMPLETE, and PRUNED
+    ones with their intermediate values at their fidelities, :func:`observation_rows`)
+    encoded on ``space`` with their values to minimise (the log of their gap to
+    ``objective_bound`` when given, :func:`gap_to_bound`), every other RUNNING trial's
+    recorded proposal as a pending point, and the constraint values. ``None`` if no trial has
+    a finite value. ``owner`` names the sampler in errors."""
+    X_trials, active_trials, kept = space.encode_trials(evaluated)
+    encoded = [evaluated[i] for i in kept]
+    positions, values, fidelity = observation_rows(encoded)
+    X, active = X_trials[positions], active_trials[positions]
+    rows = [encoded[i] for i in positions]
     warn = _warner(study)
     y = finite_minimisation_values(values, study.direction, warn)
     if y is None:
         return None
     if objective_bound is not None:
-        y = gap_to_bound(y, study.direction, [complete[i] for i in kept], objective_bound, owner)
+        y = gap_to_bound(y, study.direction, rows, objective_bound, owner)
     pending = [
         encoded
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
@@ -77,7 +139,8 @@ def study_observations(
         y=y,
         X_pending=np.array([p[0] for p in pending]).reshape(-1, d),
         active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
-        constraints=constraint_values([complete[i] for i in kept], warn),
+        constraints=constraint_values(rows, warn),
+        fidelity=fidelity,
     )
 
 
@@ -101,10 +164,11 @@ def gap_to_bound(
     beyond = np.flatnonzero(y < target)
     if len(beyond):
         first = trials[int(beyond[0])]
+        value = float(y[beyond[0]] if minimise else -y[beyond[0]])
         raise ValueError(
             f"{owner}: objective_bound={bound!r}, but trial {first.number} "
-            f"has the value {first.value!r}, {'below' if minimise else 'above'} it "
-            f"({len(beyond)} trial(s) in all). objective_bound must be a value that no "
+            f"has the value {value!r}, {'below' if minimise else 'above'} it "
+            f"({len(beyond)} value(s) in all). objective_bound must be a value that no "
             "trial can beat (1.0 for an accuracy maximised, 0.0 for a loss minimised); "
             "pass None if there is none."
         )
@@ -190,4 +254,5 @@ def subsample_observations(data: Observations, cap: int, rng: np.random.Generato
         active=data.active[keep],
         y=data.y[keep],
         constraints=None if data.constraints is None else data.constraints[keep],
+        fidelity=None if data.fidelity is None else data.fidelity[keep],
     )

@@ -31,3 +31,4 @@ class SamplerOptions(TypedDict, total=False):
     objective_bound: float | None
     output_warping: str
     max_model_trials: int | None
+    intermediate_values: bool

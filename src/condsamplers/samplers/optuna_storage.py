@@ -96,6 +96,34 @@ def study_key(study: Study) -> tuple[int, int]:
     return (id(study._storage), study._study_id)
 
 
+#: Whole studies built for the views pruners give samplers, by :func:`study_key` (a few).
+_whole_studies: dict[tuple[int, int], Study] = {}
+_MAX_WHOLE_STUDIES = 8
+
+
+def whole_study(study: Study) -> Study:
+    """The whole study behind ``study``. Optuna's ``HyperbandPruner`` gives samplers a view of
+    the study that shows only the trials of the current trial's bracket, so that TPE models
+    each bracket on its own; condsamplers' model reads each trial's fidelity, so it learns
+    from every bracket. ``study`` itself when it is an ``optuna.study.Study``; otherwise the
+    same study (name and storage) as a ``Study``."""
+    if type(study) is Study:
+        return study
+    key = study_key(study)
+    whole = _whole_studies.get(key)
+    if whole is None:
+        whole = Study(
+            study_name=study.study_name,
+            storage=study._storage,
+            sampler=study.sampler,
+            pruner=study.pruner,
+        )
+        if len(_whole_studies) >= _MAX_WHOLE_STUDIES:
+            _whole_studies.pop(next(iter(_whole_studies)))
+        _whole_studies[key] = whole
+    return whole
+
+
 def store_constraints(
     constraints_func: Callable[[FrozenTrial], Sequence[float]],
     study: Study,

@@ -21,8 +21,10 @@ matrix of the same shape says which columns are active; inactive entries of ``X`
 
 The package holds one concern a module: :mod:`~condsamplers.space.encoding` (parameter values
 and the columns a model reads), :mod:`~condsamplers.space.nodes` (a parameter and its condition),
-:mod:`~condsamplers.space.tree` (the tree: paths, encoding of configurations, sampling) and
-:mod:`~condsamplers.space.inference` (the tree from trials). Every name is importable from here.
+:mod:`~condsamplers.space.tree` (the tree: paths, encoding of configurations, sampling),
+:mod:`~condsamplers.space.inference` (the tree from trials) and
+:mod:`~condsamplers.space.fidelity` (a trial's step as one more column). Every name is
+importable from here.
 """
 
 from condsamplers.space.encoding import (
@@ -33,12 +35,19 @@ from condsamplers.space.encoding import (
     to_internal,
     value_key,
 )
+from condsamplers.space.fidelity import (
+    FIDELITY_NAME,
+    at_highest_fidelity,
+    step_fidelity,
+    with_fidelity,
+)
 from condsamplers.space.inference import infer_parents, infer_space
 from condsamplers.space.nodes import MAX_INT_BRANCH_VALUES, Condition, ParamNode
 from condsamplers.space.tree import MAX_PATHS, ConditionalSpace, FixedValues, Path
 from condsamplers.space.tree import _describe_condition as _describe_condition
 
 __all__ = [
+    "FIDELITY_NAME",
     "Condition",
     "ConditionalSpace",
     "FeatureSpec",
@@ -47,11 +56,14 @@ __all__ = [
     "MAX_PATHS",
     "ParamNode",
     "Path",
+    "at_highest_fidelity",
     "covering_distribution",
     "distribution_key",
     "infer_parents",
     "infer_space",
+    "step_fidelity",
     "to_external",
     "to_internal",
     "value_key",
+    "with_fidelity",
 ]
