@@ -109,10 +109,10 @@ def test_rows_of_complete_and_pruned_trials() -> None:
     # the complete trial's last row: its final value at the highest fidelity
     last = max(i for i, p in enumerate(positions) if p == 0)
     assert values[last] == 0.01 and fidelity[last] == 1.0
-    # the pruned trial: its three reported values, the last at step 3's fidelity
+    # the pruned trial: its last reported value, at step 3's fidelity
     rows = [i for i, p in enumerate(positions) if p == 1]
-    np.testing.assert_allclose(values[rows], [1.0, 0.5, 0.3])
-    np.testing.assert_allclose(fidelity[rows], step_fidelity(np.array([1, 2, 3]), 27))
+    np.testing.assert_allclose(values[rows], [0.3])
+    np.testing.assert_allclose(fidelity[rows], step_fidelity(np.array([3]), 27))
 
 
 def test_rows_without_pruned_trials_are_one_per_trial() -> None:

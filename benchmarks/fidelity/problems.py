@@ -126,10 +126,11 @@ def mlp_digits_curve(config: Config) -> Curve:
     shuffle = np.random.default_rng(0)
     for _ in range(MAX_STEP):
         order = shuffle.permutation(len(y_train))
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # convergence and overflow warnings of bad configs
             warnings.simplefilter("ignore")
             model.partial_fit(X_train[order], y_train[order], classes=classes)
-        yield float(1.0 - model.score(X_val, y_val))
+            error = float(1.0 - model.score(X_val, y_val))
+        yield error
 
 
 # ---- curves_synthetic ---------------------------------------------------------------------

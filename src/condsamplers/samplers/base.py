@@ -90,7 +90,8 @@ def _single_threaded() -> Iterator[None]:
 class ConditionalSampler(BaseSampler, abc.ABC):
     """Base class of condsamplers' Optuna samplers (single-objective).
 
-    The conditional structure is inferred from the study's COMPLETE trials at each step
+    The conditional structure is inferred from the study's COMPLETE trials (and PRUNED ones
+    that reported values, ``intermediate_values``) at each step
     (:func:`condsamplers.space.infer_space`). The first ``n_startup_trials`` trials, and any
     parameter the tree does not know yet (a new branch), are sampled by ``independent_sampler``.
     Each model-based proposal is recorded whole on its trial (a system attribute, see
@@ -101,7 +102,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
 
     Args:
         seed: seed of every random choice; the same seed gives the same suggestions.
-        n_startup_trials: COMPLETE trials sampled independently before the model is used.
+        n_startup_trials: trials sampled independently before the model is used (COMPLETE
+            ones, and PRUNED ones that reported values when ``intermediate_values``).
         independent_sampler: sampler for startup trials and unknown parameters
             (default: :class:`optuna.samplers.RandomSampler` with ``seed``).
         n_candidates: quasi-random candidates per step, spread over the paths of the tree.
@@ -131,7 +133,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             ``"tail-rank"`` (the worse half by its rank alone), ``"rank"`` (the Gaussian
             copula of the ranks) or ``"yeo-johnson"`` (a power transform fitted by maximum
             likelihood).
-        max_model_trials: the most COMPLETE trials the model is fitted to; beyond it, the
+        max_model_trials: the most observations the model is fitted to (COMPLETE trials, and
+            the reported values of PRUNED ones, ``intermediate_values``); beyond it, the
             best half of that number and a random sample of the others (logged once per
             study), so that a long study keeps its cost per suggestion. ``None`` (default): the
             sampler's ``default_max_model_trials`` (4000 for the tree GP, 1000 for

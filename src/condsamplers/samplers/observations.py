@@ -44,9 +44,11 @@ def _warner(study: Study) -> Warn:
 _BOUND_ROUNDING = 1e-12
 
 
-#: Rows a trial gives the model at most when the study has pruned trials: its final value (a
-#: COMPLETE trial) or its last reported one (a PRUNED trial), and reported values at earlier
-#: steps, spread over its curve on a log scale.
+#: Rows a COMPLETE trial gives the model at most when the study has pruned trials: its final
+#: value and values it reported at earlier steps, spread over its curve on a log scale (the
+#: shape of the learning curves). A PRUNED trial gives one row, its last reported value: under
+#: Hyperband most trials are pruned, and their earlier values would multiply the model's rows
+#: (and its cost, cubic in a leaf's rows) for little.
 MAX_ROWS_PER_TRIAL = 4
 
 
@@ -80,8 +82,8 @@ def observation_rows(
 
     With PRUNED trials, a COMPLETE trial gives its final value at fidelity 1 and up to
     ``MAX_ROWS_PER_TRIAL - 1`` values it reported before its last step; a PRUNED trial gives
-    its last reported value at that step's fidelity and up to ``MAX_ROWS_PER_TRIAL - 1``
-    earlier ones. The highest step reported in the study is fidelity 1.
+    its last reported value at that step's fidelity. The highest step reported in the study is
+    fidelity 1.
     """
     if all(t.state == TrialState.COMPLETE for t in trials):
         return list(range(len(trials))), np.array([t.value for t in trials], dtype=float), None
@@ -94,7 +96,7 @@ def observation_rows(
             earlier = _curve_steps(reported[:-1], MAX_ROWS_PER_TRIAL - 1)
             rows = [(s, curve[s]) for s in earlier] + [(max_step, trial.value)]
         else:
-            rows = [(s, curve[s]) for s in _curve_steps(reported, MAX_ROWS_PER_TRIAL)]
+            rows = [(reported[-1], curve[reported[-1]])]
         for step, value in rows:
             positions.append(i)
             values.append(value)

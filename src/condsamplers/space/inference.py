@@ -57,8 +57,9 @@ def infer_parents(
 def infer_space(trials: Iterable[FrozenTrial]) -> ConditionalSpace:
     """Reconstruct the conditional structure of a define-by-run study from its trials.
 
-    Only COMPLETE trials are read: a failed, pruned or running trial may have stopped before
-    suggesting all of its parameters. For every parameter the parent is the categorical (or small
+    COMPLETE trials are read, and PRUNED trials that reported an intermediate value (a trial
+    that reports has, as a rule, suggested its parameters before training); a failed, running
+    or otherwise pruned trial may have stopped before suggesting all of its parameters. For every parameter the parent is the categorical (or small
     integer) parameter ``q`` such that the parameter is active exactly when ``q`` is active and
     takes one of a set of values. Among several such ``q`` (with few trials a parameter of another
     branch can fit by chance: two k-NN trials that both happened to use the same normaliser)
@@ -72,7 +73,12 @@ def infer_space(trials: Iterable[FrozenTrial]) -> ConditionalSpace:
     distribution changed mid-study: the latest one is kept, a warning is logged, and trials whose
     value lies outside it are recorded in ``excluded_trials``.
     """
-    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    complete = [
+        t
+        for t in trials
+        if t.state == TrialState.COMPLETE
+        or (t.state == TrialState.PRUNED and t.intermediate_values)
+    ]
     observations = _Observations(complete)
     nodes = observations.variant_nodes()
     _infer_conditions(nodes, observations)
