@@ -230,3 +230,56 @@ def test_scaling_with_memory_reports_each_cells_peak_memory(tmp_path: Path) -> N
     row = re.search(r"^\| treegp \| ([0-9.]+) \|$", memory, flags=re.M)
     assert row is not None, out
     assert 50 < float(row.group(1)) < 4000  # MB: a Python process with torch
+
+
+def test_multi_fidelity_benchmark_quick_mode_traces_the_budget(tmp_path: Path) -> None:
+    """``python -m benchmarks.fidelity --quick``: the synthetic problem under HyperbandPruner,
+    three samplers, two seeds; each run spends its budget (a quarter of the full one) and its
+    trace only improves; the table has every sampler; a second call runs nothing."""
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks.fidelity.problems import MAX_STEP, PROBLEMS
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "benchmarks.fidelity", "--quick", "--out", str(tmp_path)]
+    done = subprocess.run(
+        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    budget = PROBLEMS["curves_synthetic"].budget // 4
+    assert sorted((r["sampler"], r["seed"]) for r in runs) == sorted(
+        (s, seed) for s in ("random", "tpe", "treegp") for seed in (0, 1)
+    )
+    for r in runs:
+        used = [u for u, _ in r["trace"]]
+        best = [b for _, b in r["trace"]]
+        assert budget <= used[-1] < budget + MAX_STEP  # stops once the budget is spent
+        assert used == sorted(used) and best == sorted(best, reverse=True)
+        assert r["n_trials"] > r["n_full"] >= 1  # the pruner stopped some trials
+    assert re.search(r"^\| treegp \| 2 \| [0-9.e-]+ ", done.stdout, flags=re.M)
+    again = subprocess.run(
+        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert again.returncode == 0 and "seed" not in again.stdout.split("###")[0]
+
+
+def test_multi_fidelity_curves_end_at_their_final_value() -> None:
+    """The synthetic curves decrease to the final value at the last step, the ``slow`` branch
+    at its centre reaches the optimum, 0; real training gives errors in [0, 1]."""
+    from benchmarks.fidelity.problems import (
+        MAX_STEP,
+        SLOW_CENTRE,
+        curves_synthetic_curve,
+        mlp_digits_curve,
+    )
+
+    slow = {"branch": "slow", **{f"slow_{i}": c for i, c in enumerate(SLOW_CENTRE)}}
+    values = list(curves_synthetic_curve(slow))
+    assert len(values) == MAX_STEP and values[-1] == 0.0
+    assert values == sorted(values, reverse=True)
+    linear = {"family": "linear", "loss": "hinge", "penalty": "l2", "sgd_alpha": 1e-4}
+    errors = [e for _, e in zip(range(2), mlp_digits_curve(linear), strict=False)]
+    assert all(0.0 <= e <= 0.3 for e in errors)

@@ -121,3 +121,13 @@ def test_dask_cluster_optimises_one_study_from_its_workers(tmp_path: Path) -> No
     assert "16 trials, 16 distinct configurations" in out
     best = float(re.search(r"best value ([0-9.]+)", out).group(1))
     assert best < 0.3  # the optimum is 0 (the net branch, depth 2, widths 64, rate 0.01)
+
+
+def test_pruned_study_learns_from_hyperbands_pruned_trials(tmp_path: Path) -> None:
+    out = run_example("pruned_study.py", "--n-trials", "16", "--epochs", "9", cwd=tmp_path)
+    counts = re.search(r"16 trials: (\d+) complete, (\d+) pruned; (\d+) epochs trained", out)
+    assert counts is not None, out
+    complete, pruned, epochs = (int(g) for g in counts.groups())
+    assert complete + pruned == 16 and pruned > 0
+    assert epochs < 16 * 9  # the pruner stopped trials early
+    assert 0.0 <= float(re.search(r"best validation error ([0-9.]+)", out).group(1)) < 0.2
