@@ -21,6 +21,7 @@ from condsamplers.samplers.observations import (
 from condsamplers.samplers.proposals import read_proposal
 from condsamplers.space import (
     FIDELITY_NAME,
+    Condition,
     ConditionalSpace,
     ParamNode,
     at_highest_fidelity,
@@ -226,3 +227,41 @@ def test_no_pruned_trials_means_no_fidelity_column() -> None:
         study.optimize(lambda t, r=report: objective(t, r), n_trials=8)
         runs.append([t.params for t in study.trials])
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("joint_with_fidelity", [False, True])
+def test_two_step_search_turns_joint_at_several_fidelities(joint_with_fidelity: bool) -> None:
+    """TreeGPSampler's ``acquisition="auto"``: the two-step search (a path chosen first) while
+    all observations are complete trainings, every path at once with pruned trials."""
+    from condsamplers.models.tree_gp import TreeGP
+
+    kind = optuna.distributions.CategoricalDistribution(["a", "b"])
+    space = ConditionalSpace(
+        [
+            ParamNode("kind", "kind", kind),
+            ParamNode(
+                "xa",
+                "xa",
+                optuna.distributions.FloatDistribution(0, 1),
+                condition=Condition("kind", frozenset({0.0})),
+            ),
+            ParamNode(
+                "xb",
+                "xb",
+                optuna.distributions.FloatDistribution(0, 1),
+                condition=Condition("kind", frozenset({1.0})),
+            ),
+        ]
+    )
+    rng = np.random.default_rng(0)
+    X, active = space.sample(12, rng)
+    y = rng.normal(size=12)
+    settings = OptimizerSettings(
+        n_candidates=128, two_step=True, joint_with_fidelity=joint_with_fidelity
+    )
+    pending = {"X_pending": np.empty((0, 3)), "active_pending": np.empty((0, 3), dtype=bool)}
+    complete = Observations(X=X, active=active, y=y, **pending)
+    assert propose(space, complete, TreeGP(seed=0), rng, settings).path is not None
+    pruned = Observations(X=X, active=active, y=y, fidelity=np.linspace(0.2, 1, 12), **pending)
+    path = propose(space, pruned, TreeGP(seed=0), rng, settings).path
+    assert (path is None) == joint_with_fidelity

@@ -78,7 +78,7 @@ def test_every_variant_finds_the_best_leaf(options: dict) -> None:
         ({"inner_basis": "rff"}, "inner_basis"),
         ({"signal_variance": "path"}, "signal_variance"),
         ({"offsets": "path"}, "offsets"),
-        ({"independent": True}, "acquisition='joint'"),
+        ({"independent": True, "acquisition": "two_step"}, "acquisition='joint'"),
     ],
 )
 def test_bad_options_name_the_parameter(options: dict, name: str) -> None:

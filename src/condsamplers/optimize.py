@@ -45,6 +45,10 @@ class OptimizerSettings:
             pending outcomes (Snoek et al. 2012, sec. 3.3; DNGO sec. 3.3). See docs/batch.md.
         noise_penalty: multiply EI by the augmented-EI factor of Huang et al. (2006) when the
             model fits a noise variance (:func:`~condsamplers.acquisition.make_log_mc_ei`).
+        joint_with_fidelity: with observations at several fidelities (pruned trials), search
+            every path at once even with ``two_step`` (docs/pruning.md: the path EI of a path
+            seen mostly at low fidelity ranks it below the paths whose early values look
+            better, and the two-step search then stays on those).
         output_warping: the monotone warp of the objective values the model is fitted to
             (:func:`condsamplers.warping.warp_outputs`, one of
             :data:`~condsamplers.warping.OUTPUT_WARPINGS`); the incumbent and EI live in the
@@ -56,6 +60,7 @@ class OptimizerSettings:
     n_local_search: int = 5
     local_search_max_iter: int = 100
     two_step: bool = False
+    joint_with_fidelity: bool = False
     n_fantasies: int = DEFAULT_N_FANTASIES
     noise_penalty: bool = False
     output_warping: str = "none"

@@ -288,7 +288,8 @@ def propose_at_highest_fidelity(
     is maximised with the column held at 1, and its plug-in incumbent is the best posterior
     mean of the observed configurations *at fidelity 1*: a pruned trial counts with what the
     model predicts it would have reached, not with its value at the step it was stopped.
-    The proposal is returned in the columns of ``space``.
+    The proposal is returned in the columns of ``space``. With
+    ``settings.joint_with_fidelity``, EI is maximised over every path at once.
     """
     assert data.fidelity is not None
     wide = with_fidelity(space)
@@ -302,6 +303,8 @@ def propose_at_highest_fidelity(
         fidelity=None,
     )
     top = at_highest_fidelity(wide)
+    if settings.joint_with_fidelity:
+        settings = dataclasses.replace(settings, two_step=False)
     proposal = propose(
         wide,
         wide_data,

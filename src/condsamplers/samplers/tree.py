@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from condsamplers.samplers.options import SamplerOptions
 
 
-ACQUISITIONS = ("two_step", "joint")
+ACQUISITIONS = ("auto", "two_step", "joint")
 
 
 class TreeGPSampler(ConditionalSampler):
@@ -40,9 +40,12 @@ class TreeGPSampler(ConditionalSampler):
     Args:
         acquisition: ``"two_step"`` (sec. 3.2): pick the path with the best path EI (eq. 6,
             maximised jointly over its shared parameters), then maximise EI (eq. 5) on that
-            path only; ``"joint"``: maximise EI over every path at once.
+            path only; ``"joint"``: maximise EI over every path at once; ``"auto"``
+            (default): two-step while every observation is a complete training, joint once the
+            study has pruned trials (observations at several fidelities, docs/pruning.md),
+            where the two-step search was measured to stay on the paths that look good early.
         independent: ``c = 0``, one independent GP per path (the paper's baseline); it has no
-            path EI, so it needs ``acquisition="joint"``.
+            path EI, so it searches every path at once (``"auto"`` or ``"joint"``).
         leaf_inputs: ``"path"`` (a leaf GP sees every parameter active on its path) or
             ``"leaf"`` (only the parameters of that path alone, as in the paper's experiments).
         inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (sec. 4.3: random Fourier
@@ -72,7 +75,7 @@ class TreeGPSampler(ConditionalSampler):
     def __init__(
         self,
         *,
-        acquisition: str = "two_step",
+        acquisition: str = "auto",
         independent: bool = False,
         leaf_inputs: str = "path",
         inner_basis: str = "fourier",
@@ -100,7 +103,11 @@ class TreeGPSampler(ConditionalSampler):
         self._hyperparameter_samples = check_int(
             "hyperparameter_samples", hyperparameter_samples, minimum=0
         )
-        self._settings = dataclasses.replace(self._settings, two_step=acquisition == "two_step")
+        self._settings = dataclasses.replace(
+            self._settings,
+            two_step=acquisition == "two_step" or (acquisition == "auto" and not independent),
+            joint_with_fidelity=acquisition == "auto",
+        )
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:
         return TreeGP(

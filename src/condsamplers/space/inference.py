@@ -59,8 +59,10 @@ def infer_space(trials: Iterable[FrozenTrial]) -> ConditionalSpace:
 
     COMPLETE trials are read, and PRUNED trials that reported an intermediate value (a trial
     that reports has, as a rule, suggested its parameters before training); a failed, running
-    or otherwise pruned trial may have stopped before suggesting all of its parameters. For every parameter the parent is the categorical (or small
-    integer) parameter ``q`` such that the parameter is active exactly when ``q`` is active and
+    or otherwise pruned trial may have stopped before suggesting all of its parameters.
+
+    For every parameter the parent is the categorical (or small integer) parameter ``q`` such
+    that the parameter is active exactly when ``q`` is active and
     takes one of a set of values. Among several such ``q`` (with few trials a parameter of another
     branch can fit by chance: two k-NN trials that both happened to use the same normaliser)
     the one suggested nearest before the parameter wins (mean distance over the trials where
