@@ -4,9 +4,12 @@ study without pruned trials is modelled as before."""
 
 from __future__ import annotations
 
+import datetime
+
 import numpy as np
 import optuna
 import pytest
+import torch
 from optuna.trial import TrialState
 
 from condsamplers import BNGPSampler, DNGOSampler, TreeGPSampler
@@ -104,7 +107,7 @@ def test_rows_of_complete_and_pruned_trials() -> None:
     curve = {s: 1.0 / s for s in range(1, 28)}
     complete = _trial(TrialState.COMPLETE, 0.01, curve)
     pruned = _trial(TrialState.PRUNED, None, {1: 1.0, 2: 0.5, 3: 0.3})
-    positions, values, fidelity = observation_rows([complete, pruned])
+    positions, values, fidelity, shares = observation_rows([complete, pruned])
     assert fidelity is not None
     assert positions.count(0) == MAX_ROWS_PER_TRIAL
     # the complete trial's last row: its final value at the highest fidelity
@@ -118,7 +121,7 @@ def test_rows_of_complete_and_pruned_trials() -> None:
 
 def test_rows_without_pruned_trials_are_one_per_trial() -> None:
     trials = [_trial(TrialState.COMPLETE, v, {1: 2 * v}) for v in (0.1, 0.2)]
-    positions, values, fidelity = observation_rows(trials)
+    positions, values, fidelity, shares = observation_rows(trials)
     assert positions == [0, 1] and fidelity is None
     np.testing.assert_array_equal(values, [0.1, 0.2])
 
@@ -265,3 +268,73 @@ def test_two_step_search_turns_joint_at_several_fidelities(joint_with_fidelity: 
     pruned = Observations(X=X, active=active, y=y, fidelity=np.linspace(0.2, 1, 12), **pending)
     path = propose(space, pruned, TreeGP(seed=0), rng, settings).path
     assert (path is None) == joint_with_fidelity
+
+
+def test_per_second_divides_ei_by_the_predicted_duration() -> None:
+    from condsamplers.acquisition import Cost, per_second
+
+    class LogSeconds:
+        def posterior(self, X: torch.Tensor, active: torch.Tensor) -> tuple:
+            return 3.0 * X[:, 0], torch.ones(len(X))
+
+    def log_ei(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        return -X[:, 0]
+
+    X = torch.tensor([[0.0], [1.0]], dtype=torch.float64)
+    active = torch.ones_like(X, dtype=torch.bool)
+    assert per_second(log_ei, None) is log_ei
+    weighted = per_second(log_ei, Cost(LogSeconds()))  # type: ignore[arg-type]
+    torch.testing.assert_close(weighted(X, active), torch.tensor([0.0, -4.0], dtype=torch.float64))
+
+
+def _timed_trial(branch: str, x: float, seconds: float) -> optuna.trial.FrozenTrial:
+    start = datetime.datetime(2026, 1, 1)
+    return optuna.trial.FrozenTrial(
+        number=0,
+        state=TrialState.COMPLETE,
+        value=(x - 0.5) ** 2,
+        values=None,
+        datetime_start=start,
+        datetime_complete=start + datetime.timedelta(seconds=seconds),
+        params={"branch": branch, f"x_{branch}": x},
+        distributions={
+            "branch": optuna.distributions.CategoricalDistribution(["slow", "fast"]),
+            f"x_{branch}": optuna.distributions.FloatDistribution(0, 1),
+        },
+        user_attrs={},
+        system_attrs={},
+        intermediate_values={},
+        trial_id=0,
+    )
+
+
+@pytest.mark.parametrize("sampler_class", [TreeGPSampler, BNGPSampler])
+def test_cost_aware_sampler_proposes_the_cheap_branch(sampler_class: type) -> None:
+    """Two branches with the same objective, one 100 times slower to evaluate: with
+    ``cost_aware=True`` the proposals go to the cheap one."""
+    study = optuna.create_study(sampler=sampler_class(seed=0, cost_aware=True))
+    for i, x in enumerate(np.linspace(0.05, 0.95, 6)):
+        study.add_trial(_timed_trial("slow", float(x), 100.0 + i))
+        study.add_trial(_timed_trial("fast", float(1 - x), 1.0 + 0.01 * i))
+    branches = []
+    for _ in range(4):
+        trial = study.ask()
+        branch = trial.suggest_categorical("branch", ["slow", "fast"])
+        x = trial.suggest_float(f"x_{branch}", 0, 1)
+        study.tell(trial, (x - 0.5) ** 2)
+        branches.append(branch)
+    assert branches == ["fast"] * 4
+
+
+def test_durations_of_rows() -> None:
+    from condsamplers.samplers.observations import MIN_SECONDS, log_durations
+
+    trials = [_timed_trial("slow", 0.5, 8.0), _timed_trial("fast", 0.5, 0.0)]
+    np.testing.assert_allclose(
+        log_durations(trials, np.array([0.25, 1.0])), np.log([2.0, MIN_SECONDS])
+    )
+
+
+def test_cost_aware_is_checked() -> None:
+    with pytest.raises(ValueError, match="cost_aware=1 must be True or False"):
+        TreeGPSampler(cost_aware=1)  # type: ignore[arg-type]

@@ -317,3 +317,34 @@ def make_log_feasibility(constraints: Sequence[Constraint]) -> Acquisition:
         return _log_feasibility(constraints, X, active, of_path=False)
 
     return acquisition
+
+
+@dataclasses.dataclass(frozen=True)
+class Cost:
+    """A surrogate of the log of an evaluation's duration in seconds (Snoek et al. 2012,
+    sec. 3.2: "we model the duration function ``c(x)``" with a second model, of the log
+    duration), fitted like the objective's."""
+
+    model: Surrogate
+
+    def log_seconds(
+        self, X: torch.Tensor, active: torch.Tensor, of_path: bool = False
+    ) -> torch.Tensor:
+        """The posterior mean of ``log c(x)`` at ``(X, active)`` (of the model's path posterior
+        when ``of_path``: Jenatton et al. eq. 6's ``b_p + z_p^T c``)."""
+        posterior = self.model.path_posterior if of_path else self.model.posterior  # type: ignore[attr-defined]
+        return posterior(X, active)[0]
+
+
+def per_second(acquisition: Acquisition, cost: Cost | None, of_path: bool = False) -> Acquisition:
+    """``log(alpha(x) / exp(E[log c(x)]))`` for a log-acquisition ``alpha``: expected
+    improvement per second (Snoek et al. 2012, sec. 3.2), the duration being the geometric mean
+    the log-duration model predicts; ``of_path``: the cost model's path posterior. ``alpha``
+    itself when ``cost`` is ``None``."""
+    if cost is None:
+        return acquisition
+
+    def weighted(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        return acquisition(X, active) - cost.log_seconds(X, active, of_path)
+
+    return weighted

@@ -15,12 +15,14 @@ import torch
 from condsamplers.acquisition import (
     Acquisition,
     Constraint,
+    Cost,
     Fantasy,
     PathModel,
     believed_fantasy,
     make_log_feasibility,
     make_log_mc_ei,
     make_log_mc_path_ei,
+    per_second,
     sample_fantasies,
     with_feasibility,
 )
@@ -60,6 +62,9 @@ class Observations:
     #: the fidelity of each observation in [0, 1] (1: the highest, a complete trial's final
     #: value; :mod:`condsamplers.space.fidelity`), or ``None`` when all are at the highest.
     fidelity: np.ndarray | None = None
+    #: the log of each observation's duration in seconds (``None``: durations not modelled);
+    #: with it the acquisition is EI per second (:func:`condsamplers.acquisition.per_second`).
+    log_cost: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         if len(self.X) == 0:
@@ -76,6 +81,11 @@ class Observations:
                 raise ValueError("Observations.fidelity must have shape (n_observations,).")
             if not np.all((self.fidelity >= 0) & (self.fidelity <= 1)):
                 raise ValueError("Observations.fidelity must lie in [0, 1].")
+        if self.log_cost is not None:
+            if self.log_cost.shape != (len(self.X),) or not np.all(np.isfinite(self.log_cost)):
+                raise ValueError(
+                    "Observations.log_cost must be finite, of shape (n_observations,)."
+                )
 
     def feasible(self) -> np.ndarray:
         """Rows whose reported constraint values are all ``<= 0`` (all rows without
@@ -183,6 +193,7 @@ def propose(
     data = dataclasses.replace(data, y=warp_outputs(data.y, settings.output_warping))
     model.fit(data.X, data.active, data.y, space.features)
     constraints = fit_constraints(space, data, make_constraint_model)
+    cost = fit_cost(space, data, make_constraint_model)
     feasible = data.feasible()
     if not feasible.any():  # constraints reported, none satisfied yet: look for feasibility
         violation = np.nanmax(np.where(np.isnan(data.constraints), 0, data.constraints), axis=1)
@@ -195,10 +206,12 @@ def propose(
     fantasies = step_fantasies(model, data, feasible, settings.n_fantasies, rng, incumbent_at)
     noise = model.noise_variance() if settings.noise_penalty else None
     log_ei = make_log_mc_ei(fantasies, noise)
-    acquisition = with_feasibility(log_ei, constraints)
+    acquisition = per_second(with_feasibility(log_ei, constraints), cost)
     order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
     incumbents = data.X[order[:N_INCUMBENT_STARTS]]
-    path = _two_step_path(space, data, fantasies, constraints, rng, settings, incumbents, fixed)
+    path = _two_step_path(
+        space, data, fantasies, constraints, rng, settings, incumbents, fixed, cost
+    )
     X, active, values = _maximize(
         acquisition,
         space,
@@ -349,6 +362,20 @@ def fit_constraints(
     return constraints
 
 
+def fit_cost(
+    space: ConditionalSpace, data: Observations, make_model: ModelFactory | None
+) -> Cost | None:
+    """A surrogate of the log duration (``data.log_cost``), of the objective's kind
+    (``make_model(m)``, ``m`` the number of constraint columns: the next model's index);
+    ``None`` without durations."""
+    if data.log_cost is None:
+        return None
+    if make_model is None:
+        raise ValueError("Observations with log_cost need a model factory.")
+    index = 0 if data.constraints is None else data.constraints.shape[1]
+    return Cost(make_model(index).fit(data.X, data.active, data.log_cost, space.features))
+
+
 def pending_fantasies(
     model: Surrogate,
     data: Observations,
@@ -376,9 +403,12 @@ def _two_step_path(
     settings: OptimizerSettings,
     incumbents: np.ndarray,
     fixed: FixedValues | None = None,
+    cost: Cost | None = None,
 ) -> Path | None:
-    """The path of the first step of the two-step EI, or ``None`` to search every path."""
+    """The path of the first step of the two-step EI (per second with ``cost``), or ``None`` to
+    search every path."""
     models = [f.model for f in fantasies] + [c.model for c in constraints]
+    models += [] if cost is None else [cost.model]
     with_paths = all(isinstance(m, PathModel) and m.has_path_posterior for m in models)
     if not (settings.two_step and with_paths):
         return None
@@ -389,7 +419,9 @@ def _two_step_path(
     ]
     if len(paths) <= 1:
         return None
-    path_acquisition = with_feasibility(make_log_mc_path_ei(fantasies), constraints, True)
+    path_acquisition = per_second(
+        with_feasibility(make_log_mc_path_ei(fantasies), constraints, True), cost, True
+    )
     return select_path(path_acquisition, space, paths, rng, settings, incumbents, fixed)
 
 

@@ -148,6 +148,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             ``trial.report`` gets is what the objective would return at that step).
             ``False``: COMPLETE trials only, as Optuna's GPSampler. A study without PRUNED
             trials is modelled the same either way.
+        cost_aware: model each trial's duration too (the log of its seconds, with a surrogate
+            of the sampler's own kind) and maximise expected improvement per second (Snoek et
+            al. 2012, sec. 3.2), the path choice included: a cheap branch is tried where its
+            improvement per second is the better one (docs/pruning.md). ``False`` (default):
+            expected improvement alone.
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
@@ -174,6 +179,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         output_warping: str = "none",
         max_model_trials: int | None = None,
         intermediate_values: bool = True,
+        cost_aware: bool = False,
     ) -> None:
         check_int("n_startup_trials", n_startup_trials, minimum=0)
         if max_model_trials is not None:
@@ -213,6 +219,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         )
         self._n_restarts = n_restarts
         self._intermediate_values = check_bool("intermediate_values", intermediate_values)
+        self._cost_aware = check_bool("cost_aware", cost_aware)
         self._max_model_trials = (
             self.default_max_model_trials if max_model_trials is None else max_model_trials
         )
@@ -475,7 +482,13 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         trial: FrozenTrial,
     ) -> Observations | None:
         data = study_observations(
-            study, space, complete, trial, self._objective_bound, type(self).__name__
+            study,
+            space,
+            complete,
+            trial,
+            self._objective_bound,
+            type(self).__name__,
+            self._cost_aware,
         )
         if data is None:
             self._log_fallback(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import weakref
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from optuna.study import Study, StudyDirection
@@ -73,12 +74,22 @@ def _curve_steps(steps: list[int], n: int) -> list[int]:
     return [steps[i] for i in picks]
 
 
-def observation_rows(
-    trials: list[FrozenTrial],
-) -> tuple[list[int], np.ndarray, np.ndarray | None]:
-    """The model's rows from COMPLETE and PRUNED ``trials``: for each row, the position of its
-    trial, its value, and its fidelity (:func:`condsamplers.space.step_fidelity`); the
-    fidelities are ``None`` when no trial is PRUNED (one row per trial, its value).
+class Rows(NamedTuple):
+    """The model's rows (:func:`observation_rows`)."""
+
+    #: for each row, the position of its trial in the trials given.
+    positions: list[int]
+    #: its value.
+    values: np.ndarray
+    #: its fidelity (:func:`condsamplers.space.step_fidelity`); ``None``: all at the highest.
+    fidelity: np.ndarray | None
+    #: the share of its trial's training time the row took (its step over the trial's last).
+    time_shares: np.ndarray
+
+
+def observation_rows(trials: list[FrozenTrial]) -> Rows:
+    """The model's rows from COMPLETE and PRUNED ``trials``; the fidelities are ``None`` when
+    no trial is PRUNED (one row per trial, its value).
 
     With PRUNED trials, a COMPLETE trial gives its final value at fidelity 1 and up to
     ``MAX_ROWS_PER_TRIAL - 1`` values it reported before its last step; a PRUNED trial gives
@@ -86,22 +97,40 @@ def observation_rows(
     fidelity 1.
     """
     if all(t.state == TrialState.COMPLETE for t in trials):
-        return list(range(len(trials))), np.array([t.value for t in trials], dtype=float), None
+        values = np.array([t.value for t in trials], dtype=float)
+        return Rows(list(range(len(trials))), values, None, np.ones(len(trials)))
     curves = [_reported(t) for t in trials]
     max_step = max((max(c) for c in curves if c), default=0)
-    positions, values, steps = [], [], []
+    positions, values, steps, shares = [], [], [], []
     for i, (trial, curve) in enumerate(zip(trials, curves, strict=True)):
         reported = sorted(curve)
+        last = reported[-1] if reported else max_step
         if trial.state == TrialState.COMPLETE:
             earlier = _curve_steps(reported[:-1], MAX_ROWS_PER_TRIAL - 1)
-            rows = [(s, curve[s]) for s in earlier] + [(max_step, trial.value)]
+            rows = [(s, curve[s], s / last) for s in earlier] + [(max_step, trial.value, 1.0)]
         else:
-            rows = [(reported[-1], curve[reported[-1]])]
-        for step, value in rows:
+            rows = [(last, curve[last], 1.0)]
+        for step, value, share in rows:
             positions.append(i)
             values.append(value)
             steps.append(step)
-    return positions, np.array(values, dtype=float), step_fidelity(np.array(steps), max_step)
+            shares.append(share)
+    fidelity = step_fidelity(np.array(steps), max_step)
+    return Rows(positions, np.array(values, dtype=float), fidelity, np.array(shares))
+
+
+#: Durations are floored at this many seconds before their log is taken.
+MIN_SECONDS = 1e-3
+
+
+def log_durations(trials: list[FrozenTrial], time_shares: np.ndarray) -> np.ndarray:
+    """``log(max(share * duration, MIN_SECONDS))`` of each row's trial (``datetime_complete -
+    datetime_start``; a trial without both counts as ``MIN_SECONDS``): the cost each row's
+    configuration took to reach its value, steps taken to cost the same."""
+    seconds = np.array(
+        [t.duration.total_seconds() if t.duration is not None else 0.0 for t in trials]
+    )
+    return np.log(np.maximum(seconds * time_shares, MIN_SECONDS))
 
 
 def study_observations(
@@ -111,16 +140,18 @@ def study_observations(
     trial: FrozenTrial,
     objective_bound: float | None = None,
     owner: str = "sampler",
+    cost_aware: bool = False,
 ) -> Observations | None:
     """What the model of ``trial``'s step sees: the ``evaluated`` trials (COMPLETE, and PRUNED
     ones with their intermediate values at their fidelities, :func:`observation_rows`)
     encoded on ``space`` with their values to minimise (the log of their gap to
     ``objective_bound`` when given, :func:`gap_to_bound`), every other RUNNING trial's
-    recorded proposal as a pending point, and the constraint values. ``None`` if no trial has
-    a finite value. ``owner`` names the sampler in errors."""
+    recorded proposal as a pending point, the constraint values, and with ``cost_aware`` the
+    log of each row's duration (:func:`log_durations`). ``None`` if no trial has a finite
+    value. ``owner`` names the sampler in errors."""
     X_trials, active_trials, kept = space.encode_trials(evaluated)
     encoded = [evaluated[i] for i in kept]
-    positions, values, fidelity = observation_rows(encoded)
+    positions, values, fidelity, time_shares = observation_rows(encoded)
     X, active = X_trials[positions], active_trials[positions]
     rows = [encoded[i] for i in positions]
     warn = _warner(study)
@@ -143,6 +174,7 @@ def study_observations(
         active_pending=np.array([p[1] for p in pending], dtype=bool).reshape(-1, d),
         constraints=constraint_values(rows, warn),
         fidelity=fidelity,
+        log_cost=log_durations(rows, time_shares) if cost_aware else None,
     )
 
 
@@ -257,4 +289,5 @@ def subsample_observations(data: Observations, cap: int, rng: np.random.Generato
         y=data.y[keep],
         constraints=None if data.constraints is None else data.constraints[keep],
         fidelity=None if data.fidelity is None else data.fidelity[keep],
+        log_cost=None if data.log_cost is None else data.log_cost[keep],
     )

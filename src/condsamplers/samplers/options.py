@@ -32,3 +32,4 @@ class SamplerOptions(TypedDict, total=False):
     output_warping: str
     max_model_trials: int | None
     intermediate_values: bool
+    cost_aware: bool
