@@ -338,3 +338,17 @@ def test_durations_of_rows() -> None:
 def test_cost_aware_is_checked() -> None:
     with pytest.raises(ValueError, match="cost_aware=1 must be True or False"):
         TreeGPSampler(cost_aware=1)  # type: ignore[arg-type]
+
+
+def test_hyperband_with_two_threads_proposes_no_duplicate() -> None:
+    """Several workers (here threads of ``study.optimize(n_jobs=2)``) on a pruned study: the
+    RUNNING trials are pending points at the highest fidelity; no configuration repeats."""
+    study = optuna.create_study(
+        study_name="hyperband-threads",
+        sampler=TreeGPSampler(seed=0, n_candidates=256),
+        pruner=optuna.pruners.HyperbandPruner(min_resource=1, max_resource=MAX_STEP),
+    )
+    study.optimize(_curve_objective, n_trials=24, n_jobs=2)
+    keys = [tuple(sorted(t.params.items())) for t in study.trials]
+    assert len(set(keys)) == len(keys)
+    assert sum(read_proposal(t) is not None for t in study.trials) >= 10

@@ -355,3 +355,44 @@ def test_the_prior_of_an_unseen_family_does_not_grow_with_its_number_of_paramete
     one, twelve = _unseen_family_variance(1), _unseen_family_variance(12)
     assert twelve <= 1.2 * one
     assert twelve < 3.0
+
+
+def test_cold_fit_of_many_rows_starts_from_a_subsample(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond ``COLD_FIT_ROWS`` rows a cold fit runs its starts on a subsample and refines the
+    best on every row: the same optimum here as the starts run on every row."""
+    import optuna
+
+    import condsamplers.models.tree_gp as tree_gp
+    from condsamplers.space import Condition, ConditionalSpace, ParamNode
+
+    unit = optuna.distributions.FloatDistribution(0, 1)
+    space = ConditionalSpace(
+        [
+            ParamNode("k", "k", optuna.distributions.CategoricalDistribution(["a", "b"])),
+            ParamNode("xa", "xa", unit, condition=Condition("k", frozenset({0.0}))),
+            ParamNode("xb", "xb", unit, condition=Condition("k", frozenset({1.0}))),
+            ParamNode("s", "s", unit),
+        ]
+    )
+    rng = np.random.default_rng(0)
+    X, active = space.sample(400, rng)
+    y = np.sin(6 * X[:, 1]) + np.cos(5 * X[:, 2]) + X[:, 3] ** 2 + 0.05 * rng.normal(size=400)
+    X_test, active_test = space.sample(50, np.random.default_rng(1))
+    fits = []
+    for rows in (10**6, 150):
+        monkeypatch.setattr(tree_gp, "COLD_FIT_ROWS", rows)
+        calls = []
+        original = tree_gp.TreeGP._subsample_optimum
+        monkeypatch.setattr(
+            tree_gp.TreeGP,
+            "_subsample_optimum",
+            lambda self, starts, f=original, c=calls: c.append(1) or f(self, starts),
+        )
+        model = tree_gp.TreeGP(seed=0).fit(X, active, y, space.features)
+        fits.append((model, len(calls)))
+    (full, full_calls), (sub, sub_calls) = fits
+    assert (full_calls, sub_calls) == (0, 1)
+    assert sub.log_posterior_ == pytest.approx(full.log_posterior_, abs=0.5)
+    np.testing.assert_allclose(
+        sub.predict(X_test, active_test)[0], full.predict(X_test, active_test)[0], atol=0.02
+    )
