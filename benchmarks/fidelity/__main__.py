@@ -24,8 +24,6 @@ import concurrent.futures  # noqa: E402
 import dataclasses  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
-import shlex  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -34,6 +32,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks.fidelity.problems import MAX_STEP, PROBLEMS  # noqa: E402
 from benchmarks.fidelity.runner import best_at, run, split_name  # noqa: E402
+from benchmarks.hpo.report import publish  # noqa: E402
 
 DEFAULT_SAMPLERS = ("random", "tpe", "tpe+median", "tpe+sha", "smac", "treegp")
 QUICK = {"problems": ["curves_synthetic"], "samplers": ["random", "tpe", "treegp"]}
@@ -214,15 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         for r in _load(args.out / "runs.jsonl")
         if (r["problem"], r["sampler"], r["seed"], r["budget"]) in wanted
     ]
-    table = markdown(records)
-    command = "python -m benchmarks.fidelity " + shlex.join(
-        argv if argv is not None else sys.argv[1:]
-    )
-    (args.out / args.report).write_text(f"Command: `{command}`\n\n{table}\n")
-    print(table)
-    for error in errors:
-        print(error, file=sys.stderr)
-    return 1 if errors else 0
+    return publish(markdown(records), args.out / args.report, "benchmarks.fidelity", argv, errors)
 
 
 if __name__ == "__main__":

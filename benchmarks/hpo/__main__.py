@@ -21,12 +21,11 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import shlex  # noqa: E402
 import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from benchmarks.hpo.peers import SAMPLERS, check_sampler_name  # noqa: E402
-from benchmarks.hpo.report import markdown  # noqa: E402
+from benchmarks.hpo.report import markdown, publish  # noqa: E402
 from benchmarks.hpo.runner import load_records, run_jobs  # noqa: E402
 from benchmarks.hpo.tasks import TASKS, get_task  # noqa: E402
 
@@ -70,13 +69,7 @@ def main(argv: list[str] | None = None) -> int:
         and r["seed"] in seeds
         and (n_trials is None or r["n_trials"] == n_trials)
     ]
-    table = markdown(records)
-    command = "python -m benchmarks.hpo " + shlex.join(argv if argv is not None else sys.argv[1:])
-    (args.out / args.report).write_text(f"Command: `{command}`\n\n{table}\n")
-    print(table)
-    for error in errors:
-        print(error, file=sys.stderr)
-    return 1 if errors else 0
+    return publish(markdown(records), args.out / args.report, "benchmarks.hpo", argv, errors)
 
 
 if __name__ == "__main__":

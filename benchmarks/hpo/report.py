@@ -13,7 +13,10 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -108,3 +111,15 @@ def suite_summary(task_ranks: dict[tuple[str, str], float], tasks: list[str]) ->
     for sampler, values in sorted(by_sampler.items(), key=lambda kv: np.mean(kv[1])):
         lines.append(f"| {sampler} | {len(values)} | {np.mean(values):.2f} |")
     return lines
+
+
+def publish(table: str, path: Path, module: str, argv: list[str] | None, errors: list[str]) -> int:
+    """Write ``table`` to ``path`` under the command that made it (``python -m module argv``),
+    print it and the ``errors``; the exit status (1 if there were errors)."""
+    command = f"python -m {module} " + shlex.join(argv if argv is not None else sys.argv[1:])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"Command: `{command}`\n\n{table}\n")
+    print(table)
+    for error in errors:
+        print(error, file=sys.stderr)
+    return 1 if errors else 0
