@@ -4,6 +4,7 @@ study without pruned trials is modelled as before."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 
 import numpy as np
@@ -352,3 +353,36 @@ def test_hyperband_with_two_threads_proposes_no_duplicate() -> None:
     keys = [tuple(sorted(t.params.items())) for t in study.trials]
     assert len(set(keys)) == len(keys)
     assert sum(read_proposal(t) is not None for t in study.trials) >= 10
+
+
+def test_incumbent_is_taken_over_the_complete_trainings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With pruned trials the plug-in incumbent is the best prediction at the configurations
+    observed at the highest fidelity, not the lowest extrapolation from early steps."""
+    import condsamplers.pipeline as pipeline
+
+    seen = []
+    original = pipeline.step_fantasies
+
+    def spy(model, data, rows, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(rows.copy())
+        return original(model, data, rows, *args, **kwargs)
+
+    monkeypatch.setattr(pipeline, "step_fantasies", spy)
+    space = ConditionalSpace([ParamNode("x", "x", optuna.distributions.FloatDistribution(0, 1))])
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(10, 1))
+    fidelity = np.array([0.2, 0.5, 1.0] * 3 + [0.5])
+    data = Observations(
+        X=x,
+        active=np.ones_like(x, dtype=bool),
+        y=(x[:, 0] - 0.3) ** 2 + (1 - fidelity),
+        X_pending=np.empty((0, 1)),
+        active_pending=np.empty((0, 1), dtype=bool),
+        fidelity=fidelity,
+    )
+    propose(space, data, ExactGP(seed=0), rng, OptimizerSettings(n_candidates=64))
+    np.testing.assert_array_equal(seen[-1], fidelity == 1.0)
+    # no complete training yet: every observation
+    low = dataclasses.replace(data, fidelity=np.full(10, 0.5))
+    propose(space, low, ExactGP(seed=0), rng, OptimizerSettings(n_candidates=64))
+    assert seen[-1].all()

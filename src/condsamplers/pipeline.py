@@ -143,6 +143,7 @@ def propose(
     make_constraint_model: ModelFactory | None = None,
     fixed: FixedValues | None = None,
     incumbent_at: FixedValues | None = None,
+    incumbent_rows: np.ndarray | None = None,
 ) -> Proposal:
     """Fit ``model``, account for pending points, and maximise log-EI over ``space``.
 
@@ -184,7 +185,9 @@ def propose(
     With ``data.fidelity`` (observations at several fidelities, such as the intermediate
     values of pruned trials), the fidelity is one more column of the model's inputs and the
     acquisition is maximised at the highest fidelity (:func:`propose_at_highest_fidelity`).
-    ``incumbent_at``: values the plug-in incumbent is predicted at (the highest fidelity).
+    ``incumbent_at``: values the plug-in incumbent is predicted at (the highest fidelity);
+    ``incumbent_rows``: the observations it is taken over (those at the highest fidelity; all
+    feasible ones where none of these is).
     """
     if data.fidelity is not None:
         return propose_at_highest_fidelity(
@@ -203,7 +206,9 @@ def propose(
             acquisition, space, data, rng, settings, incumbents, fixed=fixed
         )
         return Proposal(X, active, values, model, None)
-    fantasies = step_fantasies(model, data, feasible, settings.n_fantasies, rng, incumbent_at)
+    over = feasible if incumbent_rows is None else feasible & incumbent_rows
+    over = over if over.any() else feasible
+    fantasies = step_fantasies(model, data, over, settings.n_fantasies, rng, incumbent_at)
     noise = model.noise_variance() if settings.noise_penalty else None
     log_ei = make_log_mc_ei(fantasies, noise)
     acquisition = per_second(with_feasibility(log_ei, constraints), cost)
@@ -299,8 +304,11 @@ def propose_at_highest_fidelity(
     and one more input of the networks. Pending points (running trials) are pending at the
     highest fidelity, where they will end if not pruned. EI (eq. 5, and the path EI of eq. 6)
     is maximised with the column held at 1, and its plug-in incumbent is the best posterior
-    mean of the observed configurations *at fidelity 1*: a pruned trial counts with what the
-    model predicts it would have reached, not with its value at the step it was stopped.
+    mean at fidelity 1 of the configurations observed there (complete trainings); only while
+    there is none, of every observed configuration predicted at fidelity 1. The minimum of
+    many extrapolations from early steps is an optimistic incumbent (the lowest of many
+    uncertain predictions): with it, on the digits problem of ``benchmarks/fidelity``, EI
+    kept too little room for improvement, median 0.0184 against 0.0168 (10 seeds).
     The proposal is returned in the columns of ``space``. With
     ``settings.joint_with_fidelity``, EI is maximised over every path at once.
     """
@@ -327,6 +335,7 @@ def propose_at_highest_fidelity(
         make_constraint_model,
         at_highest_fidelity(wide, fixed),
         incumbent_at=top,
+        incumbent_rows=data.fidelity >= 1.0,
     )
     n = space.n_features
     return dataclasses.replace(proposal, X=proposal.X[:, :n], active=proposal.active[:, :n])
