@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -98,6 +99,7 @@ def study_key(study: Study) -> tuple[int, int]:
 
 #: Whole studies built for the views pruners give samplers, by :func:`study_key` (a few).
 _whole_studies: dict[tuple[int, int], Study] = {}
+_whole_studies_lock = threading.Lock()
 _MAX_WHOLE_STUDIES = 8
 
 
@@ -110,18 +112,19 @@ def whole_study(study: Study) -> Study:
     if type(study) is Study:
         return study
     key = study_key(study)
-    whole = _whole_studies.get(key)
-    if whole is None:
-        whole = Study(
-            study_name=study.study_name,
-            storage=study._storage,
-            sampler=study.sampler,
-            pruner=study.pruner,
-        )
-        if len(_whole_studies) >= _MAX_WHOLE_STUDIES:
-            _whole_studies.pop(next(iter(_whole_studies)))
-        _whole_studies[key] = whole
-    return whole
+    with _whole_studies_lock:
+        whole = _whole_studies.get(key)
+        if whole is None:
+            whole = Study(
+                study_name=study.study_name,
+                storage=study._storage,
+                sampler=study.sampler,
+                pruner=study.pruner,
+            )
+            if len(_whole_studies) >= _MAX_WHOLE_STUDIES:
+                _whole_studies.pop(next(iter(_whole_studies)))
+            _whole_studies[key] = whole
+        return whole
 
 
 def store_constraints(
