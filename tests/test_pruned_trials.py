@@ -386,3 +386,20 @@ def test_incumbent_is_taken_over_the_complete_trainings(monkeypatch: pytest.Monk
     low = dataclasses.replace(data, fidelity=np.full(10, 0.5))
     propose(space, low, ExactGP(seed=0), rng, OptimizerSettings(n_candidates=64))
     assert seen[-1].all()
+
+
+@pytest.mark.parametrize(
+    "pruner",
+    [
+        optuna.pruners.MedianPruner(n_startup_trials=3),
+        optuna.pruners.SuccessiveHalvingPruner(min_resource=1, reduction_factor=3),
+    ],
+    ids=["median", "successive-halving"],
+)
+def test_other_pruners_give_model_based_proposals_from_pruned_trials(
+    pruner: optuna.pruners.BasePruner,
+) -> None:
+    study = optuna.create_study(sampler=TreeGPSampler(seed=0, n_candidates=256), pruner=pruner)
+    study.optimize(_curve_objective, n_trials=20)
+    assert any(t.state == TrialState.PRUNED for t in study.trials)
+    assert all(read_proposal(t) is not None for t in study.trials[10:])
