@@ -56,8 +56,9 @@ MAX_ROWS_PER_TRIAL = 4
 def evaluated_trials(study: Study, intermediate_values: bool = True) -> list[FrozenTrial]:
     """The trials the model learns from: the COMPLETE ones and, with ``intermediate_values``,
     the PRUNED ones that reported a value (``trial.report``)."""
-    states = (TrialState.COMPLETE, TrialState.PRUNED) if intermediate_values else None
-    trials = study.get_trials(deepcopy=False, states=states or (TrialState.COMPLETE,))
+    if not intermediate_values:
+        return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
     return [t for t in trials if t.state == TrialState.COMPLETE or _reported(t)]
 
 
