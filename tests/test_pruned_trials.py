@@ -168,6 +168,10 @@ def test_observations_check_the_fidelity() -> None:
         Observations(**base, fidelity=np.array([0.5, 1.5]))
     with pytest.raises(ValueError, match="fidelity must have shape"):
         Observations(**base, fidelity=np.array([0.5]))
+    with pytest.raises(ValueError, match="log_cost must be finite"):
+        Observations(**base, log_cost=np.array([0.0, np.inf]))
+    with pytest.raises(ValueError, match="log_cost must be finite, of shape"):
+        Observations(**base, log_cost=np.array([0.0]))
 
 
 @pytest.mark.parametrize(
