@@ -58,6 +58,11 @@ SAMPLERS = ("treegp", "dngo")
 STUDY = "workers"
 N_STARTUP = 10
 HEARTBEAT = {"heartbeat_interval": 1, "grace_period": 3}
+KILLED_TRIAL = 3
+# Worker 0 is killed this long after its third trial starts: more than a heartbeat interval, so
+# the trial has a heartbeat on record (killed before its first heartbeat, a trial is invisible to
+# Optuna's stale-trial check, which reads the heartbeat table).
+KILL_WAIT_SECONDS = 2.0 * HEARTBEAT["heartbeat_interval"]
 
 
 def objective(trial: optuna.Trial, sleep: float) -> float:
@@ -108,9 +113,15 @@ def run_worker(args: argparse.Namespace) -> None:
         sampler=make_sampler(args.sampler, args.worker, args.fast),
     )
 
+    started = 0
+
     def tagged(trial: optuna.Trial) -> float:
+        nonlocal started
+        started += 1
         trial.set_user_attr("worker", args.worker)
-        return objective(trial, args.sleep)
+        doomed = args.kill and args.worker == 0 and started == KILLED_TRIAL
+        # The doomed trial trains until the SIGKILL comes: it dies mid-training.
+        return objective(trial, KILL_WAIT_SECONDS * 10 if doomed else args.sleep)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -177,6 +188,7 @@ def measure(
         optuna.create_study(study_name=STUDY, storage=storage)
         command = [sys.executable, __file__, "--worker-of", url, "--samplers", sampler]
         command += ["--trials", str(trials), "--sleep", str(sleep)] + (["--fast"] if fast else [])
+        command += ["--kill"] if kill else []
         start = time.perf_counter()
         processes = [
             subprocess.Popen([*command, "--worker", str(i)], stderr=subprocess.PIPE, text=True)
@@ -220,11 +232,12 @@ def measure(
 
 
 def _kill_in_third_trial(study: optuna.Study, process: subprocess.Popen) -> None:
-    """SIGKILL ``process`` (worker 0) once its third trial is RUNNING."""
+    """SIGKILL ``process`` (worker 0) ``KILL_WAIT_SECONDS`` into its third trial."""
     deadline = time.time() + 600
     while time.time() < deadline and process.poll() is None:
         mine = [t for t in study.get_trials(deepcopy=False) if t.user_attrs.get("worker") == 0]
-        if len(mine) >= 3 and mine[-1].state == TrialState.RUNNING:
+        if len(mine) >= KILLED_TRIAL and mine[-1].state == TrialState.RUNNING:
+            time.sleep(KILL_WAIT_SECONDS)
             process.send_signal(signal.SIGKILL)
             return
         time.sleep(0.05)
