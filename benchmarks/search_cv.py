@@ -12,10 +12,20 @@ error), ``CondBayesSearchCV[two_step]`` (``TreeGPSampler(seed=seed, acquisition=
 signal_variance="leaf", objective_bound=1.0)``: the tree GP with its inner-node weights and
 ``TreeGPSampler``'s own two-step acquisition) and ``RandomizedSearchCV``.
 
+With a resource (issue 28): ``CondBayesSearchCV[n_samples]`` (``resource="n_samples"``:
+candidates cross-validated on growing subsamples of the training folds, stopped by successive
+halving) and scikit-learn's ``HalvingRandomSearchCV`` (``n_candidates=n_iter``, factor 3,
+``min_resources="smallest"``), both with ``--resource-n-iter`` candidates (default
+``--n-iter``). Since the halving searches choose their best on a subsample (scikit-learn's) or
+on few full runs, every search's chosen configuration is cross-validated again on the full
+folds ("chosen, full CV"), and the cost is counted in full fits (each fit on ``m`` of ``n``
+samples counts ``m / n``).
+
 Usage::
 
     python benchmarks/search_cv.py [--seeds 5] [--first-seed 0] [--n-iter 40] [--jobs 1]
         [--methods CondBayesSearchCV RandomizedSearchCV] [--out results.json]
+        [--resource-n-iter 80]
 """
 
 from __future__ import annotations
@@ -31,7 +41,14 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-METHODS = ["CondBayesSearchCV", "CondBayesSearchCV[two_step]", "RandomizedSearchCV"]
+METHODS = [
+    "CondBayesSearchCV",
+    "CondBayesSearchCV[two_step]",
+    "CondBayesSearchCV[n_samples]",
+    "HalvingRandomSearchCV",
+    "RandomizedSearchCV",
+]
+RESOURCE_METHODS = {"CondBayesSearchCV[n_samples]", "HalvingRandomSearchCV"}
 
 
 def search_space() -> tuple[object, list[dict]]:
@@ -68,9 +85,10 @@ def search_space() -> tuple[object, list[dict]]:
 
 def run_one(method: str, seed: int, n_iter: int, cv: int) -> dict:
     """One search; returns its best CV score, the best parameters and the wall time."""
+    from sklearn.base import clone
     from sklearn.datasets import load_digits
     from sklearn.exceptions import ConvergenceWarning
-    from sklearn.model_selection import RandomizedSearchCV
+    from sklearn.model_selection import RandomizedSearchCV, cross_val_score
     from threadpoolctl import threadpool_limits
 
     from condsamplers import TreeGPSampler
@@ -81,6 +99,14 @@ def run_one(method: str, seed: int, n_iter: int, cv: int) -> dict:
     kwargs = dict(n_iter=n_iter, cv=cv, n_jobs=1, random_state=seed, refit=False)
     if method == "CondBayesSearchCV":
         search = CondBayesSearchCV(pipe, space, **kwargs)
+    elif method == "CondBayesSearchCV[n_samples]":
+        search = CondBayesSearchCV(pipe, space, resource="n_samples", **kwargs)
+    elif method == "HalvingRandomSearchCV":
+        from sklearn.experimental import enable_halving_search_cv  # noqa: F401
+        from sklearn.model_selection import HalvingRandomSearchCV
+
+        kwargs["n_candidates"] = kwargs.pop("n_iter")
+        search = HalvingRandomSearchCV(pipe, space, factor=3, **kwargs)
     elif method == "CondBayesSearchCV[two_step]":
         sampler = TreeGPSampler(
             seed=seed, acquisition="two_step", signal_variance="leaf", objective_bound=1.0
@@ -94,10 +120,18 @@ def run_one(method: str, seed: int, n_iter: int, cv: int) -> dict:
         search.fit(X, y)
     elapsed = time.perf_counter() - start
     best = search.best_params_
+    results = search.cv_results_
+    amounts = results.get("n_resources", [len(X)] * len(results["params"]))
+    with warnings.catch_warnings(), threadpool_limits(limits=1):
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        chosen = cross_val_score(clone(pipe).set_params(**best), X, y, cv=cv).mean()
     return {
         "method": method,
         "seed": seed,
+        "n_iter": n_iter,
         "best_score": float(search.best_score_),
+        "chosen_full_cv": float(chosen),
+        "full_fits": float(np.sum(amounts) / len(X)),
         "best_params": {k: repr(v) for k, v in best.items()},
         "seconds": elapsed,
     }
@@ -112,6 +146,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1, help="searches run side by side")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=[METHODS[0], METHODS[2]])
     parser.add_argument("--out", default=None, help="write every run to this JSON file")
+    parser.add_argument(
+        "--resource-n-iter", type=int, default=None, help="candidates of the halving searches"
+    )
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -119,7 +156,9 @@ def main() -> None:
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     cases = [(m, s) for s in seeds for m in methods]
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run_one, m, s, args.n_iter, args.cv) for m, s in cases]
+        n_iters = {m: args.n_iter for m in methods}
+        n_iters.update({m: args.resource_n_iter or args.n_iter for m in RESOURCE_METHODS})
+        futures = [pool.submit(run_one, m, s, n_iters[m], args.cv) for m, s in cases]
         runs = [f.result() for f in futures]
 
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
@@ -128,19 +167,25 @@ def main() -> None:
         f"digits (1797 samples), scaler x {{SVC, LogisticRegression, KNeighbors}}, "
         f"n_iter={args.n_iter}, cv={args.cv}, n_jobs=1, seeds {seeds[0]}-{seeds[-1]}\n"
     )
-    print("| search | median best CV accuracy | best CV accuracy per seed | median time (s) |")
-    print("|---|---|---|---|")
+    print(
+        "| search | n_iter | median best CV accuracy | chosen, full CV: median | per seed "
+        "| full fits (median) | median time (s) |"
+    )
+    print("|---|---|---|---|---|---|---|")
     for method in methods:
         mine = [r for r in runs if r["method"] == method]
         scores = [r["best_score"] for r in mine]
-        seconds = [r["seconds"] for r in mine]
-        per_seed = ", ".join(f"{s:.4f}" for s in scores)
+        chosen = [r["chosen_full_cv"] for r in mine]
+        per_seed = ", ".join(f"{s:.4f}" for s in chosen)
         print(
-            f"| {method} | **{np.median(scores):.4f}** | {per_seed} | {np.median(seconds):.1f} |"
+            f"| {method} | {mine[0]['n_iter']} | {np.median(scores):.4f} | "
+            f"**{np.median(chosen):.4f}** | {per_seed} | "
+            f"{np.median([r['full_fits'] for r in mine]):.1f} | "
+            f"{np.median([r['seconds'] for r in mine]):.1f} |"
         )
-    reference = {r["seed"]: r["best_score"] for r in runs if r["method"] == methods[-1]}
+    reference = {r["seed"]: r["chosen_full_cv"] for r in runs if r["method"] == methods[-1]}
     for method in methods[:-1]:
-        mine = {r["seed"]: r["best_score"] for r in runs if r["method"] == method}
+        mine = {r["seed"]: r["chosen_full_cv"] for r in runs if r["method"] == method}
         wins = sum(mine[s] > reference[s] for s in mine)
         ties = sum(mine[s] == reference[s] for s in mine)
         print(

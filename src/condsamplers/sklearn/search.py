@@ -21,13 +21,11 @@ non-finite scores) in :mod:`condsamplers.sklearn.batches`.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import math
 import numbers
-import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -41,7 +39,7 @@ from sklearn.model_selection import check_cv
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from condsamplers.samplers.proposals import params_key
 from condsamplers.samplers.tree import TreeGPSampler
@@ -53,6 +51,13 @@ from condsamplers.sklearn.batches import (
     _warn_if_splits_vary,
     _warn_non_finite,
 )
+from condsamplers.sklearn.resources import (
+    N_SAMPLES,
+    ResourceLadder,
+    SubsampledSplits,
+    check_resource,
+    resource_ladder,
+)
 from condsamplers.sklearn.score_bounds import objective_score_bound
 from condsamplers.sklearn.search_space import (
     BRANCH_PARAM,
@@ -62,6 +67,7 @@ from condsamplers.sklearn.search_space import (
     translate_search_spaces,
 )
 from condsamplers.sklearn.search_space import PRIORS as PRIORS  # re-exported
+from condsamplers.sklearn.study_hooks import call_callbacks, quiet_optuna
 
 __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 
@@ -84,34 +90,6 @@ DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
 #: How often a trial that repeats an evaluated configuration is asked again before the search
 #: falls back to an unused configuration of a finite space.
 _MAX_DUPLICATE_ASKS = 16
-
-
-# -- Optuna's logging ------------------------------------------------------------------------
-_quiet_lock = threading.Lock()
-_quiet_depth = 0
-_quiet_saved = optuna.logging.WARNING
-
-
-@contextlib.contextmanager
-def _quiet_optuna(active: bool) -> Iterator[None]:
-    """Raise Optuna's verbosity to WARNING (study creation, sampler fallbacks at INFO) for the
-    duration of a fit; nested and concurrent fits restore it once, at the end of the last."""
-    global _quiet_depth, _quiet_saved
-    if not active:
-        yield
-        return
-    with _quiet_lock:
-        if _quiet_depth == 0:
-            _quiet_saved = optuna.logging.get_verbosity()
-            optuna.logging.set_verbosity(max(_quiet_saved, optuna.logging.WARNING))
-        _quiet_depth += 1
-    try:
-        yield
-    finally:
-        with _quiet_lock:
-            _quiet_depth -= 1
-            if _quiet_depth == 0:
-                optuna.logging.set_verbosity(_quiet_saved)
 
 
 # -- the estimator ---------------------------------------------------------------------------
@@ -179,12 +157,32 @@ class CondBayesSearchCV(BaseSearchCV):
             its ``FrozenTrial``); ``study.stop()`` inside a callback ends the search after the
             current batch (``optuna.study.MaxTrialsCallback`` works). scikit-learn's own
             callbacks (``set_callbacks``) are supported as for every ``BaseSearchCV``.
+        resource: ``None`` (default): every candidate is cross-validated once, in full.
+            ``"n_samples"`` or the name of an estimator parameter (``"max_iter"``,
+            ``"clf__n_estimators"``), as ``HalvingRandomSearchCV``'s ``resource``: each
+            candidate is cross-validated on a ladder of growing amounts of the resource (the
+            training part of each split subsampled, stratified for a classifier, the test part
+            whole; or the parameter set to the amount) and stopped by asynchronous successive
+            halving (Optuna's ``SuccessiveHalvingPruner``: a candidate goes on to the next rung
+            while its score is in the best ``1 / factor`` of the scores at that rung so far).
+            The sampler learns from the stopped candidates too, the amount as a fidelity
+            input (docs/pruning.md). ``n_iter`` counts candidates, stopped ones included.
+        min_resources: the smallest amount of the resource (``"smallest"``: ``2 * n_splits``
+            samples, times the number of classes for a classifier, or 1 of a parameter). The
+            first rung is the smallest ``max_resources // factor**k`` at or above it.
+        max_resources: the full amount, where a candidate's score is its final one and where
+            ``best_*`` is chosen (``"auto"``: every sample; required as an int for a
+            parameter).
+        factor: the ratio between two rungs, and the share ``1 / factor`` of candidates that
+            goes on to the next rung (an int >= 2).
 
     After ``fit``, ``cv_results_``, ``best_estimator_``, ``best_score_``, ``best_params_``,
     ``best_index_``, ``scorer_``, ``n_splits_``, ``refit_time_``, ``multimetric_``,
     ``classes_``, ``n_features_in_`` and ``feature_names_in_`` are as for
     ``RandomizedSearchCV``; ``cv_results_`` lists the candidates in the order they were
-    evaluated, parameters inactive in a candidate's branch masked.
+    evaluated, parameters inactive in a candidate's branch masked. With a ``resource`` it has
+    a row per candidate and rung, with ``HalvingRandomSearchCV``'s columns ``iter`` (the rung)
+    and ``n_resources`` (the amount), and ``best_*`` is the best row at ``max_resources``.
 
     Attributes:
         study_: the Optuna study of the search (``direction="maximize"``). Each trial that
@@ -192,7 +190,9 @@ class CondBayesSearchCV(BaseSearchCV):
             ``NaN`` (a failed fit with ``error_score=np.nan``) is told as the worst finite
             score so far (user attribute ``cv_failed``), or as a FAIL while there is none; a
             trial that repeated an evaluated configuration is a FAIL with the user attribute
-            ``duplicate_of`` and was not evaluated.
+            ``duplicate_of`` and was not evaluated. With a ``resource``, each rung's score is
+            reported at the step ``n_resources``, a candidate stopped early is PRUNED, and
+            ``cv_results_index`` is the row of its last rung.
 
     Verbose: ``verbose >= 1`` prints one line per evaluated candidate (its score, the best so
     far, its parameters) besides scikit-learn's own messages; Optuna's INFO messages are
@@ -206,6 +206,16 @@ class CondBayesSearchCV(BaseSearchCV):
         "sampler": [BaseSampler, None],
         "random_state": ["random_state"],
         "callbacks": [list, tuple, None],
+        "resource": [str, None],
+        "min_resources": [
+            Interval(numbers.Integral, 1, None, closed="left"),
+            StrOptions({"smallest"}),
+        ],
+        "max_resources": [
+            Interval(numbers.Integral, 1, None, closed="left"),
+            StrOptions({"auto"}),
+        ],
+        "factor": [Interval(numbers.Integral, 2, None, closed="left")],
     }
 
     def __init__(
@@ -225,12 +235,20 @@ class CondBayesSearchCV(BaseSearchCV):
         error_score: float | str = np.nan,
         return_train_score: bool = False,
         callbacks: list[Callable[[Study, FrozenTrial], None]] | None = None,
+        resource: str | None = None,
+        min_resources: int | str = "smallest",
+        max_resources: int | str = "auto",
+        factor: int = 3,
     ) -> None:
         self.search_spaces = search_spaces
         self.n_iter = n_iter
         self.sampler = sampler
         self.random_state = random_state
         self.callbacks = callbacks
+        self.resource = resource
+        self.min_resources = min_resources
+        self.max_resources = max_resources
+        self.factor = factor
         super().__init__(
             estimator=estimator,
             scoring=scoring,
@@ -268,8 +286,38 @@ class CondBayesSearchCV(BaseSearchCV):
         # The splitter as BaseSearchCV.fit will build it (public check_cv, so that no private
         # attribute of the base class is read): whether its splits vary between calls.
         self._splitter = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
-        with _quiet_optuna(self.verbose < 2):
+        self._ladder = self._resource_ladder(X, y)
+        with quiet_optuna(self.verbose < 2):
             return super().fit(X, y, **params)
+
+    def _resource_ladder(self, X: Any, y: Any) -> ResourceLadder | None:
+        """The checked ladder of the ``resource`` options (``None`` without a resource)."""
+        if self.resource is None:
+            return None
+        check_resource(self.resource, self.estimator.get_params(), self._search_space.names())
+        self._n_samples = int(X.shape[0]) if hasattr(X, "shape") else len(X)
+        classes = np.unique(np.asarray(y)).size if is_classifier(self.estimator) else None
+        return resource_ladder(
+            self.resource,
+            self.min_resources,
+            self.max_resources,
+            self.factor,
+            n_samples=self._n_samples,
+            n_splits=int(self._splitter.get_n_splits(X, y)),
+            n_classes=classes,
+        )
+
+    @staticmethod
+    def _select_best_index(refit: Any, refit_metric: str, results: Mapping[str, Any]) -> int:
+        """The best row of ``cv_results_``, among the rows at the full resource when the
+        search had a ``resource`` (a score on a small subsample is not comparable), as
+        ``HalvingRandomSearchCV`` chooses among its last iteration."""
+        if callable(refit) or "n_resources" not in results:
+            return BaseSearchCV._select_best_index(refit, refit_metric, results)
+        amounts = np.asarray(results["n_resources"])
+        full = np.flatnonzero(amounts == amounts.max())
+        scores = np.asarray(results[f"mean_test_{refit_metric}"], dtype=float)[full]
+        return int(full[0] if np.isnan(scores).all() else full[np.nanargmax(scores)])
 
     # -- the search ----------------------------------------------------------------------
     def _make_sampler(self) -> tuple[BaseSampler, int | None]:
@@ -321,7 +369,13 @@ class CondBayesSearchCV(BaseSearchCV):
         _warn_if_splits_vary(self._splitter)
         sampler, seed = self._make_sampler()
         rng = np.random.default_rng(seed)
-        study = optuna.create_study(direction="maximize", sampler=sampler)
+        pruner = None
+        if self._ladder is not None:
+            self._subsample_seed = int(rng.integers(2**31 - 1))
+            pruner = optuna.pruners.SuccessiveHalvingPruner(
+                min_resource=self._ladder.min_resources, reduction_factor=self._ladder.factor
+            )
+        study = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
         self.study_ = study
         batch_size = max(1, min(int(effective_n_jobs(self.n_jobs)), n_iter))
         if self.verbose > 0:
@@ -331,8 +385,9 @@ class CondBayesSearchCV(BaseSearchCV):
             )
         search_ctx = None
         if callback_ctx is not None:
+            calls = None if self._ladder is not None else math.ceil(n_iter / batch_size)
             search_ctx = callback_ctx.subcontext(
-                task_name="search", max_subtasks=math.ceil(n_iter / batch_size)
+                task_name="search", max_subtasks=calls
             ).call_on_fit_task_begin(estimator=self)
         with _deferred_fit_failures(self) as fit_results:
             results = self._search(
@@ -357,8 +412,8 @@ class CondBayesSearchCV(BaseSearchCV):
     ) -> Mapping[str, Any]:
         """Ask, evaluate and tell batches until ``n_iter`` candidates (or a stop)."""
         seen: dict[tuple, int] = {}
-        metric = None
-        results: Mapping[str, Any] = {}
+        self._results: Mapping[str, Any] = {}
+        self._metric: str | None = None
         n_done, stop = 0, False
         while n_done < n_iter and not stop:
             size_now = min(batch_size, n_iter - n_done)
@@ -367,36 +422,112 @@ class CondBayesSearchCV(BaseSearchCV):
                 trial, params = self._ask_new(study, space, seen, rng)
                 trials.append(trial)
                 candidates.append(params)
-            batch_ctx = None
-            if search_ctx is not None:
-                batch_ctx = search_ctx.subcontext(
-                    task_name="batch",
-                    max_subtasks=size_now * self.n_splits_,
-                    sequential_subtasks=False,
-                ).call_on_fit_task_begin(estimator=self)
-            try:
-                with warnings.catch_warnings():
-                    warnings.filterwarnings("ignore", _NON_FINITE, UserWarning)
-                    # scikit-learn < 1.9 has no callbacks: no callback_ctx to pass on.
-                    context = {} if batch_ctx is None else {"callback_ctx": batch_ctx}
-                    results = evaluate_candidates(candidates, **context)
-            except BaseException:
-                for trial in trials:
-                    study.tell(trial, state=TrialState.FAIL)
-                raise
-            metric = metric or self._objective_metric(results)
-            scores = np.asarray(results[f"mean_test_{metric}"], dtype=float)
-            for offset, trial in enumerate(trials):
-                index = n_done + offset
-                trial.set_user_attr("cv_results_index", index)
-                frozen = _tell(study, trial, float(scores[index]))
+            if self._ladder is None:
+                stop = self._evaluate(evaluate_candidates, trials, candidates, search_ctx, {})
+                scores = self._last_scores(len(trials))
+                told = [(trial, score) for trial, score in zip(trials, scores, strict=True)]
+            else:
+                told, stop = self._climb(evaluate_candidates, trials, candidates, search_ctx)
+            for trial, score in told:
+                frozen = _tell(study, trial, score)
                 if self.verbose > 0:
-                    self._report(index, n_iter, metric, scores[: index + 1], candidates[offset])
-                stop = self._call_callbacks(study, frozen) or stop
+                    position = trials.index(trial)
+                    self._report(trial, n_done + position + 1, n_iter, candidates[position])
+                stop = call_callbacks(self.callbacks, study, frozen) or stop
             n_done += size_now
-            if batch_ctx is not None:
-                stop = bool(batch_ctx.call_on_fit_task_end(estimator=self)) or stop
-        return results
+        return self._results
+
+    def _evaluate(
+        self,
+        evaluate_candidates: Callable,
+        trials: list[Trial],
+        candidates: list[dict[str, Any]],
+        search_ctx: Any,
+        extra: dict[str, Any],
+    ) -> bool:
+        """Cross-validate ``candidates`` (one ``evaluate_candidates`` call, with ``extra``
+        arguments); each trial's user attribute ``cv_results_index`` is its row. ``True`` if a
+        scikit-learn callback asked to stop."""
+        batch_ctx = None
+        if search_ctx is not None:
+            batch_ctx = search_ctx.subcontext(
+                task_name="batch",
+                max_subtasks=len(candidates) * self.n_splits_,
+                sequential_subtasks=False,
+            ).call_on_fit_task_begin(estimator=self)
+        try:
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", _NON_FINITE, UserWarning)
+                # scikit-learn < 1.9 has no callbacks: no callback_ctx to pass on.
+                context = {} if batch_ctx is None else {"callback_ctx": batch_ctx}
+                self._results = evaluate_candidates(candidates, **extra, **context)
+        except BaseException:
+            for trial in trials:
+                trial.study.tell(trial, state=TrialState.FAIL)
+            raise
+        self._metric = self._metric or self._objective_metric(self._results)
+        n_rows = len(self._results[f"mean_test_{self._metric}"])
+        for offset, trial in enumerate(trials):
+            trial.set_user_attr("cv_results_index", n_rows - len(trials) + offset)
+        return batch_ctx is not None and bool(batch_ctx.call_on_fit_task_end(estimator=self))
+
+    def _last_scores(self, count: int) -> np.ndarray:
+        """The mean test scores of the last ``count`` rows of ``cv_results_``."""
+        assert self._metric is not None
+        return np.asarray(self._results[f"mean_test_{self._metric}"][-count:], dtype=float)
+
+    def _climb(
+        self,
+        evaluate_candidates: Callable,
+        trials: list[Trial],
+        candidates: list[dict[str, Any]],
+        search_ctx: Any,
+    ) -> tuple[list[tuple[Trial, float]], bool]:
+        """Run a batch up the resource ladder: at each rung, cross-validate the candidates
+        still running, report their scores at the rung's resource (the step), and stop those
+        the pruner prunes (told PRUNED here) or whose score is ``NaN``; those left at the
+        last rung finish with its score. Returns the trials to tell with their scores."""
+        ladder = self._ladder
+        assert ladder is not None
+        running = list(range(len(trials)))
+        told: list[tuple[Trial, float]] = []
+        stop = False
+        for rung, amount in enumerate(ladder.rungs):
+            alive = [trials[i] for i in running]
+            params, cv = self._at_resource([candidates[i] for i in running], amount)
+            more = {"iter": [rung] * len(alive), "n_resources": [amount] * len(alive)}
+            extra = {"cv": cv, "more_results": more}
+            stop = self._evaluate(evaluate_candidates, alive, params, search_ctx, extra) or stop
+            next_running = []
+            for i, score in zip(running, self._last_scores(len(alive)), strict=True):
+                trial = trials[i]
+                if rung == len(ladder.rungs) - 1 or math.isnan(score):
+                    told.append((trial, float(score)))
+                    continue
+                trial.report(float(score), amount)
+                if trial.should_prune():
+                    trial.study.tell(trial, state=TrialState.PRUNED)
+                else:
+                    next_running.append(i)
+            running = next_running
+            if not running:
+                break
+        return told, stop
+
+    def _at_resource(
+        self, candidates: list[dict[str, Any]], amount: int
+    ) -> tuple[list[dict[str, Any]], Any]:
+        """The candidates and the splitter for a cross-validation at ``amount`` of the
+        resource."""
+        ladder = self._ladder
+        assert ladder is not None
+        if ladder.resource != N_SAMPLES:
+            return [{**c, ladder.resource: amount} for c in candidates], None
+        fraction = amount / self._n_samples
+        stratify = is_classifier(self.estimator)
+        return candidates, SubsampledSplits(
+            self._splitter, fraction, self._subsample_seed, stratify
+        )
 
     def _ask_new(
         self,
@@ -444,33 +575,17 @@ class CondBayesSearchCV(BaseSearchCV):
             return "score"
         return next(k[len("mean_test_") :] for k in results if k.startswith("mean_test_"))
 
-    def _call_callbacks(self, study: Study, trial: FrozenTrial) -> bool:
-        """Call the Optuna-style callbacks; ``True`` if one of them called ``study.stop()``."""
-        if not self.callbacks:
-            return False
-        # study.stop() only works inside Study.optimize; let it work inside our callbacks too.
-        local = getattr(study, "_thread_local", None)
-        previous = getattr(local, "in_optimize_loop", False)
-        study._stop_flag = False
-        if local is not None:
-            local.in_optimize_loop = True
-        try:
-            for callback in self.callbacks:
-                callback(study, trial)
-        finally:
-            if local is not None:
-                local.in_optimize_loop = previous
-        return bool(getattr(study, "_stop_flag", False))
-
-    def _report(
-        self, index: int, n_iter: int, metric: str, scores: np.ndarray, params: dict
-    ) -> None:
+    def _report(self, trial: Trial, ordinal: int, n_iter: int, params: dict) -> None:
+        """Print one line for a candidate that finished: its score and the best so far."""
+        assert self._metric is not None
+        index = int(trial.user_attrs["cv_results_index"])
+        scores = np.asarray(self._results[f"mean_test_{self._metric}"][: index + 1], dtype=float)
         finite = scores[np.isfinite(scores)]
         best = f"{finite.max():.4f}" if finite.size else "nan"
         shown = ", ".join(f"{k}={_short(v)}" for k, v in params.items())
         print(
-            f"[CondBayesSearchCV {index + 1}/{n_iter}] mean_test_{metric}={scores[-1]:.4f} "
-            f"(best {best}) {shown}"
+            f"[CondBayesSearchCV {ordinal}/{n_iter}] "
+            f"mean_test_{self._metric}={scores[-1]:.4f} (best {best}) {shown}"
         )
 
 

@@ -103,6 +103,14 @@ class _SearchSpace:
             values += [v for d in branch.dimensions if d.name == name for v in d.choices]
         return values
 
+    def names(self) -> set[str]:
+        """Every scikit-learn parameter the space sets, fixed or searched, in any branch."""
+        return {
+            name
+            for branch in self.branches
+            for name in (*branch.fixed, *(d.name for d in branch.dimensions))
+        }
+
     def suggest(self, trial: Trial) -> dict[str, Any]:
         """Suggest a whole configuration on ``trial``; returns the scikit-learn parameters."""
         index = 0
