@@ -17,17 +17,30 @@ from conftest import REPO_ROOT, run_script
 BENCHMARKS = REPO_ROOT / "benchmarks"
 
 
-def test_search_cv_reports_both_searches_and_stores_each_run(tmp_path: Path) -> None:
+def test_search_cv_reports_each_search_and_stores_each_run(tmp_path: Path) -> None:
+    methods = ["CondBayesSearchCV[n_samples]", "HalvingRandomSearchCV"]
+    methods += ["CondBayesSearchCV", "RandomizedSearchCV"]
     out = run_script(
         BENCHMARKS / "search_cv.py",
         *("--seeds", "2", "--n-iter", "12", "--jobs", "1", "--out", "runs.json"),
-        *("--methods", "CondBayesSearchCV", "RandomizedSearchCV"),
+        *("--methods", *methods, "--resource-n-iter", "15"),
         cwd=tmp_path,
     )
-    found = re.findall(r"^\| (\w+) \| \*\*([0-9.]+)\*\* \| ([0-9., ]+) \|", out, flags=re.M)
-    rows = {method: (median, per_seed) for method, median, per_seed in found}
-    assert set(rows) == {"CondBayesSearchCV", "RandomizedSearchCV"}
+    found = re.findall(
+        r"^\| ([\w\[\]]+) \| (\d+) \| ([0-9.]+) \| \*\*([0-9.]+)\*\* \| ([0-9., ]+) \| "
+        r"([0-9.]+) \|",
+        out,
+        flags=re.M,
+    )
+    rows = {
+        method: (int(n), float(m), per_seed, float(f)) for method, n, _, m, per_seed, f in found
+    }
+    assert set(rows) == set(methods)
     assert re.search(r"CondBayesSearchCV higher than RandomizedSearchCV on \d of 2 seeds", out)
+    assert rows["HalvingRandomSearchCV"][0] == rows["CondBayesSearchCV[n_samples]"][0] == 15
+    assert rows["CondBayesSearchCV"][0] == 12 and rows["CondBayesSearchCV"][3] == 12.0
+    # The halving searches train most candidates on subsamples: fewer full fits than candidates.
+    assert rows["CondBayesSearchCV[n_samples]"][3] < 15 and rows["HalvingRandomSearchCV"][3] < 15
 
     stored = json.loads((tmp_path / "runs.json").read_text())
     assert "--n-iter 12" in stored["command"]
@@ -35,11 +48,12 @@ def test_search_cv_reports_both_searches_and_stores_each_run(tmp_path: Path) -> 
         runs = [r for r in stored["runs"] if r["method"] == method]
         assert sorted(r["seed"] for r in runs) == [0, 1]
         runs.sort(key=lambda r: r["seed"])
-        scores = [r["best_score"] for r in runs]
-        assert all(0.5 < s <= 1.0 for s in scores), scores  # digits: far above chance (0.1)
-        assert rows[method][1].strip().split(", ") == [f"{s:.4f}" for s in scores]
-        assert float(rows[method][0]) == round(statistics.median(scores), 4)
-        assert all(r["best_params"]["clf"].endswith("()") for r in runs)  # an estimator chosen
+        chosen = [r["chosen_full_cv"] for r in runs]
+        assert all(0.5 < s <= 1.0 for s in chosen), chosen  # digits: far above chance (0.1)
+        assert rows[method][2].strip().split(", ") == [f"{s:.4f}" for s in chosen]
+        assert rows[method][1] == round(statistics.median(chosen), 4)
+        chosen_clf = [r["best_params"]["clf"] for r in runs]
+        assert all(re.fullmatch(r"\w+\(.*\)", c) for c in chosen_clf), chosen_clf  # an estimator
 
 
 def test_scaling_times_each_study_size(tmp_path: Path) -> None:
