@@ -17,7 +17,14 @@ from sklearn.preprocessing import StandardScaler
 
 from condsamplers import TreeGPSampler
 from condsamplers.sklearn import CondBayesSearchCV
-from condsamplers.sklearn.resources import SubsampledSplits, check_resource, resource_ladder
+from condsamplers.sklearn.resources import (
+    SubsampledSplits,
+    bracket_budgets,
+    bracket_sequence,
+    check_resource,
+    is_promoted,
+    resource_ladder,
+)
 
 PIPE = Pipeline([("scaler", StandardScaler()), ("clf", LogisticRegression())])
 SPACE = [
@@ -50,6 +57,22 @@ def test_ladder_counts_down_from_the_full_amount_by_factor() -> None:
     assert resource_ladder("max_iter", 7, 7, 3, n_samples=1, n_splits=3, n_classes=None).rungs == (
         7,
     )
+
+
+def test_brackets_weigh_as_hyperband_and_interleave() -> None:
+    # Li et al. 2018 alg. 1 with B = 4 brackets, factor 3: ceil(4 * 3**s / (s + 1)).
+    assert bracket_budgets(4, 3) == [27, 12, 6, 4]
+    cycle = bracket_sequence(4, 3)
+    assert [cycle.count(b) for b in range(4)] == [27, 12, 6, 4]
+    assert cycle[0] == 0 and 3 in cycle[:10]  # a full evaluation early in every cycle
+    assert bracket_sequence(1, 3) == (0,)
+
+
+def test_promotion_keeps_the_best_share_of_a_rung() -> None:
+    assert is_promoted(0.5, [0.5], 3)  # alone: the best so far goes on
+    assert not is_promoted(0.4, [0.5, 0.4], 3)
+    scores = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]  # 6 // 3 = 2 go on
+    assert is_promoted(0.8, scores, 3) and not is_promoted(0.7, scores, 3)
 
 
 @pytest.mark.parametrize(
@@ -109,31 +132,31 @@ def search(**kwargs) -> CondBayesSearchCV:
     return CondBayesSearchCV(PIPE, SPACE, **{**options, **kwargs}).fit(X, y)
 
 
-def test_n_samples_resource_climbs_the_ladder_and_prunes_candidates() -> None:
+def test_n_samples_resource_climbs_the_ladder_in_brackets_and_prunes_candidates() -> None:
     s = search(min_resources=20)
     results = s.cv_results_
     rungs = sorted(set(results["n_resources"]))
     assert rungs == [26, 80, 240]  # 240 // 3**k at or above 20
-    assert np.array_equal(
-        np.asarray(results["iter"]), [rungs.index(r) for r in results["n_resources"]]
-    )
+    iters = [rungs.index(r) for r in results["n_resources"]]
+    assert np.array_equal(np.asarray(results["iter"]), iters)
     trials = [t for t in s.study_.trials if "cv_results_index" in t.user_attrs]
     assert len(trials) == 14
     states = {t.state for t in trials}
     assert TrialState.PRUNED in states and TrialState.COMPLETE in states
-    for trial in trials:
+    starts = bracket_sequence(3, 3)[:14]
+    for trial, start in zip(trials, starts, strict=True):
         index = trial.user_attrs["cv_results_index"]
         steps = sorted(trial.intermediate_values)
-        assert steps == rungs[: len(steps)]
+        # Consecutive rungs from its bracket's first; the last rung's score is the value.
+        assert steps == rungs[start : start + len(steps)]
+        assert trial.value == pytest.approx(results["mean_test_score"][index])
         if trial.state == TrialState.PRUNED:
             assert results["n_resources"][index] == steps[-1] < 240
-            assert trial.value == pytest.approx(results["mean_test_score"][index])
         else:
             assert results["n_resources"][index] == 240
-            assert trial.value == pytest.approx(results["mean_test_score"][index])
-    # Every rung's row count: each candidate on the first rung, fewer on each next one.
-    counts = [int(np.sum(np.asarray(results["n_resources"]) == r)) for r in rungs]
-    assert counts[0] == 14 and counts[0] > counts[1] >= counts[2] >= 1
+    # The first rung: the candidates of bracket 0 only; the last: the complete ones.
+    assert iters.count(0) == starts.count(0)
+    assert iters.count(2) == sum(t.state == TrialState.COMPLETE for t in trials)
 
 
 def test_best_is_chosen_among_the_candidates_trained_on_every_sample() -> None:
@@ -204,6 +227,6 @@ def test_a_candidate_that_fails_on_a_rung_stops_there_told_as_the_worst_score() 
         index = trial.user_attrs["cv_results_index"]
         assert np.isnan(s.cv_results_["mean_test_score"][index])
         assert trial.params["n_neighbors"] > 5 and not trial.intermediate_values
-        if trial.state == TrialState.COMPLETE:
-            finite = [t.value for t in s.study_.trials if t.value is not None]
-            assert trial.value == min(finite)
+        if trial.state == TrialState.COMPLETE:  # one job: the trials before it were told
+            told = s.study_.trials[: trial.number]
+            assert trial.value == min(t.value for t in told if t.state == TrialState.COMPLETE)

@@ -1,17 +1,22 @@
 """The ``resource`` option of ``CondBayesSearchCV``: candidates cross-validated on a growing
 resource (training samples, or an estimator parameter such as ``max_iter`` or
-``n_estimators``), as ``HalvingRandomSearchCV`` does, stopped early by asynchronous successive
-halving (Optuna's ``SuccessiveHalvingPruner``; Li et al. 2020, "A System for Massively
-Parallel Hyperparameter Tuning"). Each rung's score is reported to the trial, so the sampler
-learns from the stopped candidates with the resource as a fidelity input (docs/pruning.md).
+``n_estimators``), as ``HalvingRandomSearchCV`` does, in Hyperband's brackets (Li et al.
+2018, alg. 1: the candidates of bracket ``b`` start on rung ``b``) with asynchronous
+successive halving within each bracket (Li et al. 2020: a candidate goes on while its score is
+in the best ``1 / factor`` of its bracket's scores on that rung). Each rung's score is reported
+to the trial, so the sampler learns from the stopped candidates with the resource as a
+fidelity input (docs/pruning.md), and the candidates that start on the last rung give it full
+evaluations of its own proposals.
 
-This module holds the arithmetic (the resource ladder, its validation) and the subsampling
-splitter; the loop that runs a candidate up the ladder is in :mod:`condsamplers.sklearn.search`.
+This module holds the arithmetic (the resource ladder, the brackets, the promotion rule, their
+validation) and the subsampling splitter; the loop that runs a candidate up the ladder is in
+:mod:`condsamplers.sklearn.search`.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 import numbers
 from collections.abc import Iterator
 from typing import Any
@@ -29,9 +34,7 @@ class ResourceLadder:
 
     Counted down from the top: the last rung is ``max_resources`` (where a candidate's score
     is its final one), each rung below is the one above divided by ``factor`` (rounded down),
-    and the first is the smallest such amount at or above ``min_resources``. So a rung is at
-    least ``factor`` times the one below, which is where ``SuccessiveHalvingPruner`` (its
-    ``min_resource`` the first rung) decides.
+    and the first is the smallest such amount at or above ``min_resources``.
     """
 
     resource: str
@@ -96,6 +99,40 @@ def resource_ladder(
     while rungs[0] // int(factor) >= min_resources:
         rungs.insert(0, rungs[0] // int(factor))
     return ResourceLadder(resource, tuple(rungs), int(factor))
+
+
+def bracket_budgets(n_rungs: int, factor: int) -> list[int]:
+    """Candidates per bracket in one cycle: bracket ``b`` (starting on rung ``b``) gets
+    ``ceil(B * factor**s / (s + 1))`` with ``B = n_rungs`` brackets and ``s = B - 1 - b``
+    (Hyperband's ``n``, Li et al. 2018 alg. 1, as Optuna's ``HyperbandPruner`` weighs its
+    brackets), so that each bracket spends about the same resource."""
+    brackets = n_rungs
+    return [
+        math.ceil(brackets * factor ** (brackets - 1 - b) / (brackets - b))
+        for b in range(brackets)
+    ]
+
+
+def bracket_sequence(n_rungs: int, factor: int) -> tuple[int, ...]:
+    """The starting rung of each candidate of one cycle, the brackets interleaved evenly
+    (bracket ``b``'s ``j``-th candidate at position ``(j + 1/2) / n_b`` of the cycle); the
+    search repeats the cycle."""
+    slots = [
+        ((j + 0.5) / count, b)
+        for b, count in enumerate(bracket_budgets(n_rungs, factor))
+        for j in range(count)
+    ]
+    return tuple(b for _, b in sorted(slots))
+
+
+def is_promoted(score: float, competing: list[float], factor: int) -> bool:
+    """Whether ``score`` (maximised) goes on to the next rung: it is in the best
+    ``len(competing) // factor`` of ``competing`` (the scores on this rung of its bracket so
+    far, itself included), or the best while there are fewer than ``factor`` (asynchronous
+    successive halving, the rule of Optuna's ``SuccessiveHalvingPruner``)."""
+    ranked = sorted(competing, reverse=True)
+    kept = max(1, len(ranked) // factor)
+    return score >= ranked[kept - 1]
 
 
 def check_resource(resource: str, estimator_params: dict[str, Any], searched: set[str]) -> None:

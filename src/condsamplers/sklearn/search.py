@@ -55,7 +55,9 @@ from condsamplers.sklearn.resources import (
     N_SAMPLES,
     ResourceLadder,
     SubsampledSplits,
+    bracket_sequence,
     check_resource,
+    is_promoted,
     resource_ladder,
 )
 from condsamplers.sklearn.score_bounds import objective_score_bound
@@ -162,9 +164,10 @@ class CondBayesSearchCV(BaseSearchCV):
             ``"clf__n_estimators"``), as ``HalvingRandomSearchCV``'s ``resource``: each
             candidate is cross-validated on a ladder of growing amounts of the resource (the
             training part of each split subsampled, stratified for a classifier, the test part
-            whole; or the parameter set to the amount) and stopped by asynchronous successive
-            halving (Optuna's ``SuccessiveHalvingPruner``: a candidate goes on to the next rung
-            while its score is in the best ``1 / factor`` of the scores at that rung so far).
+            whole; or the parameter set to the amount), in Hyperband's brackets (a candidate's
+            bracket sets its first rung) with asynchronous successive halving in each (it goes
+            on to the next rung while its score is in the best ``1 / factor`` of its bracket's
+            scores on that rung so far; docs/search_cv.md sec. 9).
             The sampler learns from the stopped candidates too, the amount as a fidelity
             input (docs/pruning.md). ``n_iter`` counts candidates, stopped ones included.
         min_resources: the smallest amount of the resource (``"smallest"``: ``2 * n_splits``
@@ -369,13 +372,10 @@ class CondBayesSearchCV(BaseSearchCV):
         _warn_if_splits_vary(self._splitter)
         sampler, seed = self._make_sampler()
         rng = np.random.default_rng(seed)
-        pruner = None
+        self._rung_scores: dict[tuple[int, int], list[float]] = {}
         if self._ladder is not None:
             self._subsample_seed = int(rng.integers(2**31 - 1))
-            pruner = optuna.pruners.SuccessiveHalvingPruner(
-                min_resource=self._ladder.min_resources, reduction_factor=self._ladder.factor
-            )
-        study = optuna.create_study(direction="maximize", sampler=sampler, pruner=pruner)
+        study = optuna.create_study(direction="maximize", sampler=sampler)
         self.study_ = study
         batch_size = max(1, min(int(effective_n_jobs(self.n_jobs)), n_iter))
         if self.verbose > 0:
@@ -427,7 +427,9 @@ class CondBayesSearchCV(BaseSearchCV):
                 scores = self._last_scores(len(trials))
                 told = [(trial, score) for trial, score in zip(trials, scores, strict=True)]
             else:
-                told, stop = self._climb(evaluate_candidates, trials, candidates, search_ctx)
+                told, stop = self._climb(
+                    evaluate_candidates, trials, candidates, search_ctx, n_done
+                )
             for trial, score in told:
                 frozen = _tell(study, trial, score)
                 if self.verbose > 0:
@@ -482,36 +484,43 @@ class CondBayesSearchCV(BaseSearchCV):
         trials: list[Trial],
         candidates: list[dict[str, Any]],
         search_ctx: Any,
+        first: int,
     ) -> tuple[list[tuple[Trial, float]], bool]:
-        """Run a batch up the resource ladder: at each rung, cross-validate the candidates
-        still running, report their scores at the rung's resource (the step), and stop those
-        the pruner prunes (told PRUNED here) or whose score is ``NaN``; those left at the
-        last rung finish with its score. Returns the trials to tell with their scores."""
+        """Run a batch up the resource ladder. Candidate ``first + i`` of the search starts on
+        the rung of its bracket (:func:`bracket_sequence`); on each rung the candidates still
+        running are cross-validated together, their scores reported at the rung's resource
+        (the step), and those not promoted among their bracket's scores on that rung
+        (:func:`is_promoted`) are told PRUNED, as is a ``NaN`` score's candidate (told as the
+        worst score); those left finish on the last rung. Returns the trials to tell with
+        their scores."""
         ladder = self._ladder
         assert ladder is not None
-        running = list(range(len(trials)))
+        brackets = bracket_sequence(len(ladder.rungs), ladder.factor)
+        start = [brackets[(first + i) % len(brackets)] for i in range(len(trials))]
+        running = set(range(len(trials)))
         told: list[tuple[Trial, float]] = []
         stop = False
         for rung, amount in enumerate(ladder.rungs):
-            alive = [trials[i] for i in running]
-            params, cv = self._at_resource([candidates[i] for i in running], amount)
+            now = [i for i in range(len(trials)) if i in running and start[i] <= rung]
+            if not now:
+                continue
+            alive = [trials[i] for i in now]
+            params, cv = self._at_resource([candidates[i] for i in now], amount)
             more = {"iter": [rung] * len(alive), "n_resources": [amount] * len(alive)}
             extra = {"cv": cv, "more_results": more}
             stop = self._evaluate(evaluate_candidates, alive, params, search_ctx, extra) or stop
-            next_running = []
-            for i, score in zip(running, self._last_scores(len(alive)), strict=True):
+            for i, score in zip(now, self._last_scores(len(alive)), strict=True):
                 trial = trials[i]
                 if rung == len(ladder.rungs) - 1 or math.isnan(score):
                     told.append((trial, float(score)))
+                    running.discard(i)
                     continue
                 trial.report(float(score), amount)
-                if trial.should_prune():
+                competing = self._rung_scores.setdefault((start[i], rung), [])
+                competing.append(float(score))
+                if not is_promoted(float(score), competing, ladder.factor):
                     trial.study.tell(trial, state=TrialState.PRUNED)
-                else:
-                    next_running.append(i)
-            running = next_running
-            if not running:
-                break
+                    running.discard(i)
         return told, stop
 
     def _at_resource(
