@@ -16,8 +16,8 @@ pytest.importorskip(
 )
 from optuna.testing.pytest_samplers import (  # noqa: E402
     BasicSamplerTestCase,
+    MultiObjectiveSamplerTestCase,
     RelativeSamplerTestCase,
-    SingleOnlySamplerTestCase,
 )
 
 from condsamplers import (
@@ -68,5 +68,5 @@ class TestRelative(_EverySampler, RelativeSamplerTestCase):
     pass
 
 
-class TestSingleOnly(_EverySampler, SingleOnlySamplerTestCase):
+class TestMultiObjective(_EverySampler, MultiObjectiveSamplerTestCase):
     pass

@@ -284,12 +284,6 @@ def test_bad_model_options_of_the_neural_samplers_name_the_parameter(make, name)
         make()
 
 
-def test_multi_objective_study_is_refused_with_a_clear_message(make_sampler) -> None:
-    study = optuna.create_study(directions=["minimize", "minimize"], sampler=make_sampler())
-    with pytest.raises(ValueError, match="single-objective"):
-        study.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
-
-
 def test_new_branch_parameters_are_sampled_independently(make_sampler) -> None:
     study = optuna.create_study(sampler=make_sampler())
 

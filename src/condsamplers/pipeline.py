@@ -45,7 +45,8 @@ N_INCUMBENT_STARTS = 3
 
 @dataclasses.dataclass
 class Observations:
-    """Encoded data of one step. ``y`` is to be minimised and finite.
+    """Encoded data of one step. ``y`` is to be minimised and finite: ``(n,)``, or ``(n, k)``
+    for ``k`` objectives (:func:`condsamplers.pipeline_pareto.propose_pareto`).
 
     ``X_pending`` / ``active_pending`` are configurations under evaluation (running trials).
     ``constraints`` (optional, ``(n, m)``): values ``c_k`` of the constraints ``c_k <= 0`` at
@@ -71,6 +72,10 @@ class Observations:
             raise ValueError("Observations need at least one evaluated configuration.")
         if not np.all(np.isfinite(self.y)):
             raise ValueError("Observations.y must be finite; clip or drop NaN/inf values first.")
+        if self.y.ndim not in (1, 2) or len(self.y) != len(self.X):
+            raise ValueError("Observations.y must have shape (n_observations,) or (n, k).")
+        if self.y.ndim == 2 and self.fidelity is not None:
+            raise ValueError("Observations with several objectives have no fidelity.")
         if self.constraints is not None:
             if self.constraints.shape[0] != len(self.X) or self.constraints.ndim != 2:
                 raise ValueError("Observations.constraints must have shape (n_observations, m).")
@@ -182,6 +187,9 @@ def propose(
     (:func:`condsamplers.warping.warp_outputs`), refitted at each step; constraints are not
     warped.
 
+    With several objectives (``data.y`` of shape ``(n, k)``), one surrogate per objective and
+    log-EHVI (:func:`condsamplers.pipeline_pareto.propose_pareto`).
+
     With ``data.fidelity`` (observations at several fidelities, such as the intermediate
     values of pruned trials), the fidelity is one more column of the model's inputs and the
     acquisition is maximised at the highest fidelity (:func:`propose_at_highest_fidelity`).
@@ -189,6 +197,10 @@ def propose(
     ``incumbent_rows``: the observations it is taken over (those at the highest fidelity; all
     feasible ones where none of these is).
     """
+    if data.y.ndim == 2:
+        from condsamplers.pipeline_pareto import propose_pareto
+
+        return propose_pareto(space, data, model, rng, settings, make_constraint_model, fixed)
     if data.fidelity is not None:
         return propose_at_highest_fidelity(
             space, data, model, rng, settings, make_constraint_model, fixed

@@ -267,13 +267,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     def infer_relative_search_space(
         self, study: Study, trial: FrozenTrial
     ) -> dict[str, BaseDistribution]:
-        self._check_single_objective(study)
         return self.conditional_space(whole_study(study)).search_space()
 
     def sample_relative(
         self, study: Study, trial: FrozenTrial, search_space: dict[str, BaseDistribution]
     ) -> dict[str, Any]:
-        self._check_single_objective(study)
         if not search_space:
             return {}
         study = whole_study(study)
@@ -302,7 +300,6 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         ``PartialFixedSampler``, another branch than proposed), the model proposes again
         given every value the trial holds (EI conditioned on them); otherwise (a startup trial,
         a new parameter, nothing new to condition on) ``independent_sampler`` samples it."""
-        self._check_single_objective(study)
         study = whole_study(study)
         complete = self._evaluated(study)
         n_complete = len(complete)
@@ -592,14 +589,6 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             trial.number,
             type(self._independent_sampler).__name__,
         )
-
-    def _check_single_objective(self, study: Study) -> None:
-        if len(study.directions) > 1:
-            raise ValueError(
-                f"{type(self).__name__} supports single-objective studies only; "
-                f"this study has {len(study.directions)} objectives. Use one direction, or "
-                "optuna.samplers.TPESampler / NSGAIISampler for multi-objective optimisation."
-            )
 
 
 #: No value for a parameter (``None`` is a valid categorical choice).

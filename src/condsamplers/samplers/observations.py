@@ -98,7 +98,9 @@ def observation_rows(trials: list[FrozenTrial]) -> Rows:
     fidelity 1.
     """
     if all(t.state == TrialState.COMPLETE for t in trials):
-        values = np.array([t.value for t in trials], dtype=float)
+        values = np.array([t.values for t in trials], dtype=float).reshape(len(trials), -1)
+        if values.shape[1] == 1:
+            values = values[:, 0]
         return Rows(list(range(len(trials))), values, None, np.ones(len(trials)))
     curves = [_reported(t) for t in trials]
     max_step = max((max(c) for c in curves if c), default=0)
@@ -156,9 +158,14 @@ def study_observations(
     X, active = X_trials[positions], active_trials[positions]
     rows = [encoded[i] for i in positions]
     warn = _warner(study)
-    y = finite_minimisation_values(values, study.direction, warn)
+    y = objective_minimisation_values(values, study.directions, warn)
     if y is None:
         return None
+    if objective_bound is not None and y.ndim == 2:
+        raise ValueError(
+            f"{owner}: objective_bound={objective_bound!r} applies to single-objective "
+            f"studies; this one has {y.shape[1]} objectives. Pass objective_bound=None."
+        )
     if objective_bound is not None:
         y = gap_to_bound(y, study.direction, rows, objective_bound, owner)
     pending = [
@@ -208,6 +215,23 @@ def gap_to_bound(
             "pass None if there is none."
         )
     return log_regret(y, target)
+
+
+def objective_minimisation_values(
+    values: np.ndarray, directions: list[StudyDirection], warn: Warn | None = None
+) -> np.ndarray | None:
+    """:func:`finite_minimisation_values` of one objective (``values`` ``(n,)``) or of each
+    column of ``(n, k)`` values with its own direction; ``None`` if a column has no finite
+    value."""
+    if values.ndim == 1:
+        return finite_minimisation_values(values, directions[0], warn)
+    columns = [
+        finite_minimisation_values(values[:, j], direction, warn)
+        for j, direction in enumerate(directions)
+    ]
+    if any(column is None for column in columns):
+        return None
+    return np.column_stack(columns)
 
 
 def finite_minimisation_values(
@@ -272,15 +296,25 @@ def constraint_values(trials: list[FrozenTrial], warn: Warn | None = None) -> np
     return values
 
 
+def _best_first_key(y: np.ndarray) -> np.ndarray:
+    """A sort key, lower first: the value, or with several objectives a row's best rank
+    among the objectives (the best rows of every objective come first)."""
+    if y.ndim == 1:
+        return y
+    ranks = np.argsort(np.argsort(y, axis=0, kind="stable"), axis=0, kind="stable")
+    return ranks.min(axis=1)
+
+
 def subsample_observations(data: Observations, cap: int, rng: np.random.Generator) -> Observations:
-    """At most ``cap`` observations of ``data``: the best ``cap // 2`` by value, and a uniform
+    """At most ``cap`` observations of ``data``: the best ``cap // 2`` by value (with several
+    objectives, by the best rank of a row among them), and a uniform
     random sample of the others for the rest, so that the incumbent's region keeps all its
     points and the model still sees the whole space (pending points and constraint rows
     follow). ``data`` itself if it has no more than ``cap``."""
     n = len(data.y)
     if n <= cap:
         return data
-    order = np.argsort(data.y, kind="stable")
+    order = np.argsort(_best_first_key(data.y), kind="stable")
     best, rest = order[: cap // 2], order[cap // 2 :]
     keep = np.sort(np.concatenate([best, rng.choice(rest, size=cap - len(best), replace=False)]))
     return dataclasses.replace(
