@@ -49,6 +49,10 @@ class OptimizerSettings:
             every path at once even with ``two_step`` (docs/pruning.md: the path EI of a path
             seen mostly at low fidelity ranks it below the paths whose early values look
             better, and the two-step search then stays on those).
+        joint_with_objectives: with several objectives, search every path at once even with
+            ``two_step`` (docs/multi_objective.md: the path EHVI chose a decoy branch whose
+            corners sit on the front by a hair, 0.76 of the true front's hypervolume where
+            the joint search reached 0.95).
         output_warping: the monotone warp of the objective values the model is fitted to
             (:func:`condsamplers.warping.warp_outputs`, one of
             :data:`~condsamplers.warping.OUTPUT_WARPINGS`); the incumbent and EI live in the
@@ -61,6 +65,7 @@ class OptimizerSettings:
     local_search_max_iter: int = 100
     two_step: bool = False
     joint_with_fidelity: bool = False
+    joint_with_objectives: bool = False
     n_fantasies: int = DEFAULT_N_FANTASIES
     noise_penalty: bool = False
     output_warping: str = "none"

@@ -83,8 +83,9 @@ def propose_pareto(
     (:func:`~condsamplers.hypervolume.reference_point`), weighted by the probability of
     feasibility under constraints; running trials enter as the kriging believer of each
     objective (each model conditioned on its own mean there, as Optuna's ``GPSampler``). With
-    ``settings.two_step`` and path models (the tree GP) the path is chosen first by the
-    path EHVI, each objective's path posterior in place of its posterior. Where the front has
+    ``settings.two_step`` and path models (the tree GP), unless
+    ``settings.joint_with_objectives``, the path is chosen first by the path EHVI, each
+    objective's path posterior in place of its posterior. Where the front has
     too many boxes (:data:`MAX_BOXES`), the step is ParEGO's: one random Chebyshev
     scalarisation of the objectives (:func:`parego_values`), proposed for as one objective.
     """
@@ -107,6 +108,8 @@ def propose_pareto(
         scalar = dataclasses.replace(data, y=parego_values(Y, rng))
         plain = dataclasses.replace(settings, output_warping="none")
         return propose(space, scalar, model, rng, plain, make_model, fixed)
+    if settings.joint_with_objectives:
+        settings = dataclasses.replace(settings, two_step=False)
     if make_model is None and k > 1:
         raise ValueError("Observations with several objectives need a model factory.")
     offset = 0 if data.constraints is None else data.constraints.shape[1]

@@ -41,9 +41,11 @@ class TreeGPSampler(ConditionalSampler):
         acquisition: ``"two_step"`` (sec. 3.2): pick the path with the best path EI (eq. 6,
             maximised jointly over its shared parameters), then maximise EI (eq. 5) on that
             path only; ``"joint"``: maximise EI over every path at once; ``"auto"``
-            (default): two-step while every observation is a complete training, joint once the
-            study has pruned trials (observations at several fidelities, docs/pruning.md),
-            where the two-step search was measured to stay on the paths that look good early.
+            (default): two-step while every observation is a complete training of one
+            objective, joint once the study has pruned trials (observations at several
+            fidelities, docs/pruning.md), where the two-step search was measured to stay on the
+            paths that look good early, and in multi-objective studies, where the path EHVI
+            chose a decoy branch (docs/multi_objective.md).
         independent: ``c = 0``, one independent GP per path (the paper's baseline); it has no
             path EI, so it searches every path at once (``"auto"`` or ``"joint"``).
         leaf_inputs: ``"path"`` (a leaf GP sees every parameter active on its path) or
@@ -107,6 +109,7 @@ class TreeGPSampler(ConditionalSampler):
             self._settings,
             two_step=acquisition == "two_step" or (acquisition == "auto" and not independent),
             joint_with_fidelity=acquisition == "auto",
+            joint_with_objectives=acquisition == "auto",
         )
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:

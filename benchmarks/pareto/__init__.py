@@ -1,0 +1,1 @@
+"""Multi-objective benchmark over conditional spaces (issue 29)."""
