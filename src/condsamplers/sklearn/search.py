@@ -41,9 +41,9 @@ from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from condsamplers.samplers.proposals import params_key
 from condsamplers.samplers.tree import TreeGPSampler
 from condsamplers.sklearn import batches as _batches
+from condsamplers.sklearn import pareto as _pareto
 from condsamplers.sklearn.batches import (
     _NON_FINITE,
     _deferred_fit_failures,
@@ -65,11 +65,11 @@ from condsamplers.sklearn.search_space import (
     BRANCH_PARAM,
     _is_estimator,
     _SearchSpace,
-    _unused_configuration,
+    ask_unseen,
     translate_search_spaces,
 )
 from condsamplers.sklearn.search_space import PRIORS as PRIORS  # re-exported
-from condsamplers.sklearn.study_hooks import call_callbacks, quiet_optuna
+from condsamplers.sklearn.study_hooks import call_callbacks, print_candidate, quiet_optuna
 
 __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 
@@ -89,9 +89,6 @@ DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
     "offsets": "shared",
     "output_warping": "none",
 }
-#: How often a trial that repeats an evaluated configuration is asked again before the search
-#: falls back to an unused configuration of a finite space.
-_MAX_DUPLICATE_ASKS = 16
 
 
 # -- the estimator ---------------------------------------------------------------------------
@@ -178,6 +175,14 @@ class CondBayesSearchCV(BaseSearchCV):
             parameter).
         factor: the ratio between two rungs, and the share ``1 / factor`` of candidates that
             goes on to the next rung (an int >= 2).
+        pareto_objectives: ``None`` (default): the search maximises one score (``refit``'s).
+            A list of two or more names: search the Pareto front of these columns of
+            ``cv_results_`` instead, each scorer of ``scoring`` maximised (``"score"`` with
+            one scorer) and ``"fit_time"`` / ``"score_time"`` (mean seconds) minimised; the
+            study is multi-objective and the default sampler proposes by expected hypervolume
+            improvement (docs/multi_objective.md). ``pareto_front_`` lists the rows on the
+            front; ``best_*`` and the refit stay ``refit``'s, as in scikit-learn. It does
+            not combine with ``resource``.
 
     After ``fit``, ``cv_results_``, ``best_estimator_``, ``best_score_``, ``best_params_``,
     ``best_index_``, ``scorer_``, ``n_splits_``, ``refit_time_``, ``multimetric_``,
@@ -195,7 +200,11 @@ class CondBayesSearchCV(BaseSearchCV):
             trial that repeated an evaluated configuration is a FAIL with the user attribute
             ``duplicate_of`` and was not evaluated. With a ``resource``, each rung's score is
             reported at the step ``n_resources``, a candidate stopped early is PRUNED, and
-            ``cv_results_index`` is the row of its last rung.
+            ``cv_results_index`` is the row of its last rung. With ``pareto_objectives``
+            the study has one direction per objective.
+        pareto_front_: with ``pareto_objectives``, the indices of the rows of
+            ``cv_results_`` on the Pareto front of the objectives (rows with a ``NaN``
+            value left out), in row order.
 
     Verbose: ``verbose >= 1`` prints one line per evaluated candidate (its score, the best so
     far, its parameters) besides scikit-learn's own messages; Optuna's INFO messages are
@@ -219,6 +228,7 @@ class CondBayesSearchCV(BaseSearchCV):
             StrOptions({"auto"}),
         ],
         "factor": [Interval(numbers.Integral, 2, None, closed="left")],
+        "pareto_objectives": [list, tuple, None],
     }
 
     def __init__(
@@ -242,6 +252,7 @@ class CondBayesSearchCV(BaseSearchCV):
         min_resources: int | str = "smallest",
         max_resources: int | str = "auto",
         factor: int = 3,
+        pareto_objectives: list[str] | None = None,
     ) -> None:
         self.search_spaces = search_spaces
         self.n_iter = n_iter
@@ -252,6 +263,7 @@ class CondBayesSearchCV(BaseSearchCV):
         self.min_resources = min_resources
         self.max_resources = max_resources
         self.factor = factor
+        self.pareto_objectives = pareto_objectives
         super().__init__(
             estimator=estimator,
             scoring=scoring,
@@ -290,6 +302,7 @@ class CondBayesSearchCV(BaseSearchCV):
         # attribute of the base class is read): whether its splits vary between calls.
         self._splitter = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
         self._ladder = self._resource_ladder(X, y)
+        self._objectives = _pareto.check_pareto_objectives(self.pareto_objectives, self.resource)
         with quiet_optuna(self.verbose < 2):
             return super().fit(X, y, **params)
 
@@ -332,9 +345,8 @@ class CondBayesSearchCV(BaseSearchCV):
         else:
             seed = int(check_random_state(random_state).randint(2**31 - 1))
         if self.sampler is None:
-            sampler = TreeGPSampler(
-                seed=seed, objective_bound=self._score_bound(), **DEFAULT_SAMPLER_OPTIONS
-            )
+            bound = None if self._objectives else self._score_bound()
+            sampler = TreeGPSampler(seed=seed, objective_bound=bound, **DEFAULT_SAMPLER_OPTIONS)
             return sampler, seed
         return copy.deepcopy(self.sampler), seed
 
@@ -375,7 +387,11 @@ class CondBayesSearchCV(BaseSearchCV):
         self._rung_scores: dict[tuple[int, int], list[float]] = {}
         if self._ladder is not None:
             self._subsample_seed = int(rng.integers(2**31 - 1))
-        study = optuna.create_study(direction="maximize", sampler=sampler)
+        if self._objectives:
+            directions = _pareto.directions(self._objectives)
+            study = optuna.create_study(directions=directions, sampler=sampler)
+        else:
+            study = optuna.create_study(direction="maximize", sampler=sampler)
         self.study_ = study
         batch_size = max(1, min(int(effective_n_jobs(self.n_jobs)), n_iter))
         if self.verbose > 0:
@@ -397,6 +413,8 @@ class CondBayesSearchCV(BaseSearchCV):
             assert _batches._check_fit_failures is not None
             _batches._check_fit_failures(fit_results, self.error_score)
         _warn_non_finite(results)
+        if self._objectives:
+            self.pareto_front_ = _pareto.front_indices(self._objectives, results)
         if search_ctx is not None:
             search_ctx.call_on_fit_task_end(estimator=self)
 
@@ -419,22 +437,29 @@ class CondBayesSearchCV(BaseSearchCV):
             size_now = min(batch_size, n_iter - n_done)
             trials, candidates = [], []
             for _ in range(size_now):
-                trial, params = self._ask_new(study, space, seen, rng)
+                trial, params = ask_unseen(study, space, seen, rng)
                 trials.append(trial)
                 candidates.append(params)
             if self._ladder is None:
                 stop = self._evaluate(evaluate_candidates, trials, candidates, search_ctx, {})
-                scores = self._last_scores(len(trials))
+                scores = self._last_values(len(trials))
                 told = [(trial, score) for trial, score in zip(trials, scores, strict=True)]
             else:
                 told, stop = self._climb(
                     evaluate_candidates, trials, candidates, search_ctx, n_done
                 )
             for trial, score in told:
-                frozen = _tell(study, trial, score)
+                if self._objectives:
+                    frozen = _pareto.tell(study, trial, score)
+                else:
+                    frozen = _tell(study, trial, score)
                 if self.verbose > 0:
                     position = trials.index(trial)
-                    self._report(trial, n_done + position + 1, n_iter, candidates[position])
+                    assert self._metric is not None
+                    print_candidate(
+                        self._results, self._metric, trial, n_done + position + 1, n_iter,
+                        candidates[position],
+                    )  # fmt: skip
                 stop = call_callbacks(self.callbacks, study, frozen) or stop
             n_done += size_now
         return self._results
@@ -472,6 +497,13 @@ class CondBayesSearchCV(BaseSearchCV):
         for offset, trial in enumerate(trials):
             trial.set_user_attr("cv_results_index", n_rows - len(trials) + offset)
         return batch_ctx is not None and bool(batch_ctx.call_on_fit_task_end(estimator=self))
+
+    def _last_values(self, count: int) -> np.ndarray:
+        """The values told for the last ``count`` rows: the objective metric's mean test
+        scores, or each ``pareto_objectives`` value (``(count, k)``)."""
+        if self._objectives:
+            return _pareto.last_rows(self._objectives, self._results, count)
+        return self._last_scores(count)
 
     def _last_scores(self, count: int) -> np.ndarray:
         """The mean test scores of the last ``count`` rows of ``cv_results_``."""
@@ -538,44 +570,6 @@ class CondBayesSearchCV(BaseSearchCV):
             self._splitter, fraction, self._subsample_seed, stratify
         )
 
-    def _ask_new(
-        self,
-        study: Study,
-        space: _SearchSpace,
-        seen: dict[tuple, int],
-        rng: np.random.Generator,
-    ) -> tuple[Trial, dict[str, Any]]:
-        """Ask a trial whose configuration was not evaluated (or asked) before.
-
-        A trial that repeats one (the samplers' random startup trials can, in a discrete
-        space) is told FAIL with the user attribute ``duplicate_of`` and asked again; after
-        ``_MAX_DUPLICATE_ASKS`` repeats, an unused configuration of a finite space is
-        enqueued, and an infinite space accepts the repeat with a warning.
-        """
-        for _ in range(_MAX_DUPLICATE_ASKS):
-            trial = study.ask()
-            params = space.suggest(trial)
-            key = params_key(trial.params)
-            if key not in seen:
-                seen[key] = trial.number
-                return trial, params
-            trial.set_user_attr("duplicate_of", seen[key])
-            study.tell(trial, state=TrialState.FAIL)
-        unused = _unused_configuration(space, seen, rng)
-        if unused is not None:
-            study.enqueue_trial(unused)
-        else:
-            warnings.warn(
-                f"CondBayesSearchCV: {_MAX_DUPLICATE_ASKS} proposals in a row repeated "
-                "evaluated configurations; evaluating a repeat.",
-                UserWarning,
-                stacklevel=3,
-            )
-        trial = study.ask()
-        params = space.suggest(trial)
-        seen.setdefault(params_key(trial.params), trial.number)
-        return trial, params
-
     def _objective_metric(self, results: Mapping[str, Any]) -> str:
         """The metric whose mean test score the sampler maximises."""
         if isinstance(self.refit, str) and f"mean_test_{self.refit}" in results:
@@ -584,29 +578,8 @@ class CondBayesSearchCV(BaseSearchCV):
             return "score"
         return next(k[len("mean_test_") :] for k in results if k.startswith("mean_test_"))
 
-    def _report(self, trial: Trial, ordinal: int, n_iter: int, params: dict) -> None:
-        """Print one line for a candidate that finished: its score and the best so far."""
-        assert self._metric is not None
-        index = int(trial.user_attrs["cv_results_index"])
-        scores = np.asarray(self._results[f"mean_test_{self._metric}"][: index + 1], dtype=float)
-        finite = scores[np.isfinite(scores)]
-        best = f"{finite.max():.4f}" if finite.size else "nan"
-        shown = ", ".join(f"{k}={_short(v)}" for k, v in params.items())
-        print(
-            f"[CondBayesSearchCV {ordinal}/{n_iter}] "
-            f"mean_test_{self._metric}={scores[-1]:.4f} (best {best}) {shown}"
-        )
-
 
 def _skip_validation() -> bool:
     from sklearn import get_config
 
     return bool(get_config().get("skip_parameter_validation", False))
-
-
-def _short(value: Any) -> str:
-    if _is_estimator(value):
-        return type(value).__name__
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return repr(value)

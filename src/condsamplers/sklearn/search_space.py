@@ -13,6 +13,7 @@ import difflib
 import itertools
 import math
 import numbers
+import warnings
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -24,7 +25,8 @@ from optuna.distributions import (
     FloatDistribution,
     IntDistribution,
 )
-from optuna.trial import Trial
+from optuna.study import Study
+from optuna.trial import Trial, TrialState
 from sklearn.base import clone
 
 from condsamplers.samplers.proposals import params_key
@@ -419,3 +421,46 @@ def _unused_configuration(
         if params_key(c) not in seen
     ]
     return unused[int(rng.integers(len(unused)))] if unused else None
+
+
+#: How often a trial that repeats an evaluated configuration is asked again before the search
+#: falls back to an unused configuration of a finite space.
+MAX_DUPLICATE_ASKS = 16
+
+
+def ask_unseen(
+    study: Study,
+    space: _SearchSpace,
+    seen: dict[tuple, int],
+    rng: np.random.Generator,
+) -> tuple[Trial, dict[str, Any]]:
+    """Ask a trial whose configuration was not evaluated (or asked) before.
+
+    A trial that repeats one (the samplers' random startup trials can, in a discrete
+    space) is told FAIL with the user attribute ``duplicate_of`` and asked again; after
+    ``MAX_DUPLICATE_ASKS`` repeats, an unused configuration of a finite space is
+    enqueued, and an infinite space accepts the repeat with a warning.
+    """
+    for _ in range(MAX_DUPLICATE_ASKS):
+        trial = study.ask()
+        params = space.suggest(trial)
+        key = params_key(trial.params)
+        if key not in seen:
+            seen[key] = trial.number
+            return trial, params
+        trial.set_user_attr("duplicate_of", seen[key])
+        study.tell(trial, state=TrialState.FAIL)
+    unused = _unused_configuration(space, seen, rng)
+    if unused is not None:
+        study.enqueue_trial(unused)
+    else:
+        warnings.warn(
+            f"CondBayesSearchCV: {MAX_DUPLICATE_ASKS} proposals in a row repeated "
+            "evaluated configurations; evaluating a repeat.",
+            UserWarning,
+            stacklevel=3,
+        )
+    trial = study.ask()
+    params = space.suggest(trial)
+    seen.setdefault(params_key(trial.params), trial.number)
+    return trial, params

@@ -1,16 +1,20 @@
 """How ``CondBayesSearchCV`` drives its Optuna study besides asking and telling: Optuna's
-logging muted during a fit, and Optuna-style callbacks called after each trial is told."""
+logging muted during a fit, Optuna-style callbacks called after each trial is told, and the
+line printed per candidate with ``verbose``."""
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+import numpy as np
 import optuna
 from optuna.study import Study
-from optuna.trial import FrozenTrial
+from optuna.trial import FrozenTrial, Trial
+
+from condsamplers.sklearn.search_space import _is_estimator
 
 # -- Optuna's logging ------------------------------------------------------------------------
 _quiet_lock = threading.Lock()
@@ -57,3 +61,31 @@ def call_callbacks(callbacks: Any, study: Study, trial: FrozenTrial) -> bool:
         if local is not None:
             local.in_optimize_loop = previous
     return bool(getattr(study, "_stop_flag", False))
+
+
+def print_candidate(
+    results: Mapping[str, Any],
+    metric: str,
+    trial: Trial,
+    ordinal: int,
+    n_iter: int,
+    params: dict,
+) -> None:
+    """Print one line for a candidate that finished: its score and the best so far."""
+    index = int(trial.user_attrs["cv_results_index"])
+    scores = np.asarray(results[f"mean_test_{metric}"][: index + 1], dtype=float)
+    finite = scores[np.isfinite(scores)]
+    best = f"{finite.max():.4f}" if finite.size else "nan"
+    shown = ", ".join(f"{k}={_short(v)}" for k, v in params.items())
+    print(
+        f"[CondBayesSearchCV {ordinal}/{n_iter}] "
+        f"mean_test_{metric}={scores[-1]:.4f} (best {best}) {shown}"
+    )
+
+
+def _short(value: Any) -> str:
+    if _is_estimator(value):
+        return type(value).__name__
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return repr(value)
