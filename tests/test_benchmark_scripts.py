@@ -12,6 +12,7 @@ import statistics
 from pathlib import Path
 
 import numpy as np
+import pytest
 from conftest import REPO_ROOT, run_script
 
 BENCHMARKS = REPO_ROOT / "benchmarks"
@@ -297,3 +298,44 @@ def test_multi_fidelity_curves_end_at_their_final_value() -> None:
     linear = {"family": "linear", "loss": "hinge", "penalty": "l2", "sgd_alpha": 1e-4}
     errors = [e for _, e in zip(range(2), mlp_digits_curve(linear), strict=False)]
     assert all(0.0 <= e <= 0.3 for e in errors)
+
+
+def test_pareto_benchmark_quick_mode_reports_hypervolumes(tmp_path: Path) -> None:
+    """``python -m benchmarks.pareto --quick``: the synthetic problem, three samplers, two
+    seeds of 20 trials; every run has two objective values per trial, the table a row per
+    sampler with a hypervolume below the true front's."""
+    import os
+    import subprocess
+    import sys
+
+    from benchmarks.pareto.problems import zdt_true_hypervolume
+
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "benchmarks.pareto", "--quick", "--out", str(tmp_path)]
+    done = subprocess.run(
+        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    assert sorted((r["sampler"], r["seed"]) for r in runs) == sorted(
+        (s, seed) for s in ("random", "tpe", "treegp") for seed in (0, 1)
+    )
+    assert all(len(r["values"]) == 20 and all(len(v) == 2 for v in r["values"]) for r in runs)
+    rows = dict(re.findall(r"^\| (\w+) \| 2 \| ([0-9.]+) ", done.stdout, flags=re.M))
+    assert set(rows) == {"random", "tpe", "treegp"}
+    assert all(0 < float(v) < zdt_true_hypervolume() for v in rows.values())
+
+
+def test_pareto_problems_have_the_stated_fronts() -> None:
+    """branches_zdt's optimal configurations lie on the stated curves, the decoy branch is
+    dominated; digits_size gives an error in [0, 1] and a model size in bytes."""
+    from benchmarks.pareto.problems import digits_size, zdt_branches
+
+    a = zdt_branches({"branch": "a", "a_x": 0.25, "a_u": 0.3, "a_v": 0.7})
+    assert a == pytest.approx((0.25, 0.5))
+    b = zdt_branches({"branch": "b", "b_x": 0.5, "b_depth": 3, "b_z": 0.03})
+    assert b == pytest.approx((0.625, 0.2))
+    decoy = zdt_branches({"branch": "c", "c_x": 0.5})
+    assert decoy[0] >= 0.625 and decoy[1] > 0.2  # dominated by b's point
+    error, log_bytes = digits_size({"family": "tree", "tree_depth": 3, "tree_leaf": 5})
+    assert 0 <= error <= 1 and 2 < log_bytes < 7

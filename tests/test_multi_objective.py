@@ -212,3 +212,26 @@ def test_objective_bound_is_refused_for_several_objectives() -> None:
     study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
     with pytest.raises(ValueError, match="objective_bound=0.0 applies to single-objective"):
         study.optimize(_conditional_two_objectives, n_trials=4)
+
+
+def test_optunas_pareto_front_plots_work_on_these_studies() -> None:
+    import warnings
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from optuna.visualization.matplotlib import plot_pareto_front
+
+    from condsamplers import TreeGPSampler
+
+    sampler = TreeGPSampler(seed=0, n_startup_trials=4, n_candidates=64, n_local_search=2)
+    study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
+    study.optimize(_conditional_two_objectives, n_trials=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        axes = plot_pareto_front(study, target_names=["error", "cost"])
+    assert axes.get_xlabel() == "error" and axes.get_ylabel() == "cost"
+    plotly = pytest.importorskip("plotly")
+    assert plotly is not None
+    figure = optuna.visualization.plot_pareto_front(study)
+    assert len(figure.data) >= 1
