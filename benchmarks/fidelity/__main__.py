@@ -20,9 +20,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import concurrent.futures  # noqa: E402
 import dataclasses  # noqa: E402
-import json  # noqa: E402
 import math  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -33,6 +31,7 @@ import numpy as np  # noqa: E402
 from benchmarks.fidelity.problems import MAX_STEP, PROBLEMS  # noqa: E402
 from benchmarks.fidelity.runner import best_at, run, split_name  # noqa: E402
 from benchmarks.hpo.report import publish  # noqa: E402
+from benchmarks.records import load_records, run_missing  # noqa: E402
 
 DEFAULT_SAMPLERS = ("random", "tpe", "tpe+median", "tpe+sha", "smac", "treegp")
 QUICK = {"problems": ["curves_synthetic"], "samplers": ["random", "tpe", "treegp"]}
@@ -64,32 +63,15 @@ def _job(problem: str, sampler: str, seed: int, budget: int) -> dict[str, Any]:
     }
 
 
-def _load(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def _run_jobs(jobs: list[tuple[str, str, int, int]], out: Path, n_jobs: int) -> list[str]:
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "runs.jsonl"
-    done = {(r["problem"], r["sampler"], r["seed"], r["budget"]) for r in _load(path)}
-    todo = [job for job in jobs if job not in done]
-    errors = []
-    with concurrent.futures.ProcessPoolExecutor(n_jobs) as pool:
-        futures = {pool.submit(_job, *job): job for job in todo}
-        for future in concurrent.futures.as_completed(futures):
-            job = futures[future]
-            try:
-                record = future.result()
-            except Exception as error:  # a peer that fails is reported, not hidden
-                errors.append(f"{job}: {type(error).__name__}: {error}")
-                continue
-            with path.open("a") as f:
-                f.write(json.dumps(record) + "\n")
-            final = record["trace"][-1][1] if record["trace"] else math.inf
-            print(f"{job[0]:>18} {job[1]:>22} seed {job[2]:3d}: best {final:.5g}", flush=True)
-    return errors
+    def describe(job: tuple, record: dict[str, Any]) -> str:
+        final = record["trace"][-1][1] if record["trace"] else math.inf
+        return f"{job[0]:>18} {job[1]:>22} seed {job[2]:3d}: best {final:.5g}"
+
+    def key(r: dict[str, Any]) -> tuple:
+        return (r["problem"], r["sampler"], r["seed"], r["budget"])
+
+    return run_missing(_job, jobs, out / "runs.jsonl", n_jobs, key, describe)
 
 
 def _median_curve(records: list[dict[str, Any]], grid: np.ndarray) -> np.ndarray:
@@ -210,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = set(jobs)
     records = [
         r
-        for r in _load(args.out / "runs.jsonl")
+        for r in load_records(args.out / "runs.jsonl")
         if (r["problem"], r["sampler"], r["seed"], r["budget"]) in wanted
     ]
     return publish(markdown(records), args.out / args.report, "benchmarks.fidelity", argv, errors)

@@ -19,8 +19,6 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
-import concurrent.futures  # noqa: E402
-import json  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -30,6 +28,7 @@ import numpy as np  # noqa: E402
 from benchmarks.hpo.report import publish  # noqa: E402
 from benchmarks.pareto.problems import PROBLEMS, front_hypervolume, true_hypervolume  # noqa: E402
 from benchmarks.pareto.runner import check_name, run  # noqa: E402
+from benchmarks.records import load_records, run_missing  # noqa: E402
 
 DEFAULT_SAMPLERS = ("random", "tpe", "nsga2", "gp", "smac", "treegp")
 QUICK = {"problems": ["branches_zdt"], "samplers": ["random", "tpe", "treegp"]}
@@ -49,28 +48,11 @@ def _job(problem: str, sampler: str, seed: int, n_trials: int) -> dict[str, Any]
     }
 
 
-def _load(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 def _run_jobs(jobs: list[tuple[str, str, int, int]], out: Path, n_jobs: int) -> list[str]:
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "runs.jsonl"
-    done = {(r["problem"], r["sampler"], r["seed"], r["n_trials"]) for r in _load(path)}
-    errors = []
-    with concurrent.futures.ProcessPoolExecutor(n_jobs) as pool:
-        futures = {pool.submit(_job, *job): job for job in jobs if job not in done}
-        for future in concurrent.futures.as_completed(futures):
-            try:
-                record = future.result()
-            except Exception as error:  # a peer that fails is reported, not hidden
-                errors.append(f"{futures[future]}: {type(error).__name__}: {error}")
-                continue
-            with path.open("a") as handle:
-                handle.write(json.dumps(record) + "\n")
-    return errors
+    def key(r: dict[str, Any]) -> tuple:
+        return (r["problem"], r["sampler"], r["seed"], r["n_trials"])
+
+    return run_missing(_job, jobs, out / "runs.jsonl", n_jobs, key)
 
 
 def hypervolume_at(record: dict[str, Any], n: int) -> float:
@@ -173,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     wanted = {(p, s, seed, n) for p, s, seed, n in jobs}
     records = [
         r
-        for r in _load(args.out / "runs.jsonl")
+        for r in load_records(args.out / "runs.jsonl")
         if (r["problem"], r["sampler"], r["seed"], r["n_trials"]) in wanted
     ]
     table = report(records, args.problems, args.samplers)

@@ -433,17 +433,25 @@ def _two_step_path(
     with_paths = all(isinstance(m, PathModel) and m.has_path_posterior for m in models)
     if not (settings.two_step and with_paths):
         return None
-    paths = [
-        p
-        for p in space.paths() or []
-        if not _exhausted(space, p, data) and (fixed is None or fixed.allows(p))
-    ]
+    paths = open_paths(space, data, fixed)
     if len(paths) <= 1:
         return None
     path_acquisition = per_second(
         with_feasibility(make_log_mc_path_ei(fantasies), constraints, True), cost, True
     )
     return select_path(path_acquisition, space, paths, rng, settings, incumbents, fixed)
+
+
+def open_paths(
+    space: ConditionalSpace, data: Observations, fixed: FixedValues | None = None
+) -> list[Path]:
+    """The paths a two-step search may choose: not exhausted (:func:`_exhausted`) and allowed
+    by the ``fixed`` values."""
+    return [
+        p
+        for p in space.paths() or []
+        if not _exhausted(space, p, data) and (fixed is None or fixed.allows(p))
+    ]
 
 
 def _exhausted(space: ConditionalSpace, path: Path, data: Observations) -> bool:

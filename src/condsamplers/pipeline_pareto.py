@@ -153,18 +153,14 @@ def _pareto_path(
     fixed: FixedValues | None,
 ) -> Path | None:
     """The path of the two-step search by path EHVI, or ``None`` to search every path."""
-    from condsamplers.pipeline import _exhausted
+    from condsamplers.pipeline import open_paths
 
     every = list(models) + [c.model for c in constraints]
     if not (
         settings.two_step and all(isinstance(m, PathModel) and m.has_path_posterior for m in every)
     ):
         return None
-    paths = [
-        p
-        for p in space.paths() or []
-        if not _exhausted(space, p, data) and (fixed is None or fixed.allows(p))
-    ]
+    paths = open_paths(space, data, fixed)
     if len(paths) <= 1:
         return None
     lowers, uppers, samples = boxes
