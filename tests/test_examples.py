@@ -131,3 +131,14 @@ def test_pruned_study_learns_from_hyperbands_pruned_trials(tmp_path: Path) -> No
     assert complete + pruned == 16 and pruned > 0
     assert epochs < 16 * 9  # the pruner stopped trials early
     assert 0.0 <= float(re.search(r"best validation error ([0-9.]+)", out).group(1)) < 0.2
+
+
+def test_pareto_study_prints_a_front_of_error_against_size(tmp_path: Path) -> None:
+    out = run_example("pareto_study.py", "--n-trials", "14", cwd=tmp_path)
+    header = re.search(r"14 trials, (\d+) on the Pareto front", out)
+    assert header is not None, out
+    rows = re.findall(r"error ([0-9.]+)\s+size\s+([0-9.]+) KB", out)
+    assert len(rows) == int(header.group(1)) >= 1
+    errors = [float(e) for e, _ in rows]
+    sizes = [float(s) for _, s in rows]
+    assert sizes == sorted(sizes) and errors == sorted(errors, reverse=True)  # a trade-off
