@@ -217,8 +217,7 @@ def test_objective_bound_is_refused_for_several_objectives() -> None:
 def test_optunas_pareto_front_plots_work_on_these_studies() -> None:
     import warnings
 
-    import matplotlib
-
+    matplotlib = pytest.importorskip("matplotlib")
     matplotlib.use("Agg")
     from optuna.visualization.matplotlib import plot_pareto_front
 
