@@ -23,7 +23,7 @@ from typing import Any
 import optuna
 
 from benchmarks.fidelity.problems import MAX_STEP, FidelityProblem
-from benchmarks.hpo.peers import OPTUNA_PEERS, configspace, parse_variant
+from benchmarks.hpo.peers import OPTUNA_PEERS, build_sampler, configspace, parse_variant
 from benchmarks.hpo.spec import suggest
 
 OURS = {
@@ -74,12 +74,7 @@ def make_pruner(name: str) -> optuna.pruners.BasePruner:
 
 
 def make_sampler(name: str, seed: int) -> optuna.samplers.BaseSampler:
-    base, options = parse_variant(name)
-    if base in OURS:
-        import condsamplers
-
-        return getattr(condsamplers, OURS[base])(seed=seed, **options)
-    return OPTUNA_PEERS[base](seed)
+    return build_sampler(name, seed, OURS, OPTUNA_PEERS)
 
 
 def run(name: str, problem: FidelityProblem, seed: int) -> FidelityRun:

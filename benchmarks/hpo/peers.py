@@ -102,28 +102,41 @@ def parse_variant(name: str) -> tuple[str, dict[str, Any]]:
     return base, options
 
 
-def check_sampler_name(name: str) -> str:
-    """``name`` if it names a sampler (or a variant of one of ours), else a ValueError."""
+def check_sampler_name(
+    name: str, samplers: tuple[str, ...] = SAMPLERS, ours: dict[str, str] = OURS
+) -> str:
+    """``name`` if it names one of ``samplers`` (options in brackets for ``ours`` only), else
+    a ValueError."""
     base, options = parse_variant(name)
-    if base not in SAMPLERS or (options and base not in OURS):
+    if base not in samplers or (options and base not in ours):
         raise ValueError(
-            f"unknown sampler {name!r}; choose from {SAMPLERS} (options in brackets only for "
-            f"{sorted(OURS)}, e.g. treegp[output_warping=rank])"
+            f"unknown sampler {name!r}; choose from {samplers} (options in brackets only for "
+            f"{sorted(ours)}, e.g. treegp[output_warping=rank])"
         )
     return name
 
 
-def run_sampler(name: str, task: Task, seed: int, n_trials: int) -> Run:
-    """Run sampler ``name`` on ``task`` for ``n_trials`` trials with ``seed``."""
-    base, options = parse_variant(check_sampler_name(name))
-    if base == "smac":
-        return _run_smac(task, seed, n_trials)
-    if base in OURS:
+def build_sampler(
+    name: str,
+    seed: int,
+    ours: dict[str, str] = OURS,
+    peers: dict[str, Callable[[int], optuna.samplers.BaseSampler]] = OPTUNA_PEERS,
+) -> optuna.samplers.BaseSampler:
+    """The Optuna sampler ``name`` (one of ``ours``, with its bracketed options, or of
+    ``peers``) seeded with ``seed``."""
+    base, options = parse_variant(name)
+    if base in ours:
         import condsamplers
 
-        sampler = getattr(condsamplers, OURS[base])(seed=seed, **options)
-        return _run_optuna(sampler, task, n_trials)
-    return _run_optuna(OPTUNA_PEERS[base](seed), task, n_trials)
+        return getattr(condsamplers, ours[base])(seed=seed, **options)
+    return peers[base](seed)
+
+
+def run_sampler(name: str, task: Task, seed: int, n_trials: int) -> Run:
+    """Run sampler ``name`` on ``task`` for ``n_trials`` trials with ``seed``."""
+    if parse_variant(check_sampler_name(name))[0] == "smac":
+        return _run_smac(task, seed, n_trials)
+    return _run_optuna(build_sampler(name, seed), task, n_trials)
 
 
 def _run_optuna(sampler: optuna.samplers.BaseSampler, task: Task, n_trials: int) -> Run:

@@ -17,7 +17,13 @@ from pathlib import Path
 
 import optuna
 
-from benchmarks.hpo.peers import _decode_configuration, configspace, parse_variant
+from benchmarks.hpo.peers import (
+    _decode_configuration,
+    build_sampler,
+    check_sampler_name,
+    configspace,
+    parse_variant,
+)
 from benchmarks.hpo.spec import suggest
 from benchmarks.pareto.problems import ParetoProblem
 
@@ -44,23 +50,13 @@ class ParetoRun:
 
 
 def check_name(name: str) -> str:
-    base, options = parse_variant(name)
-    if base not in SAMPLERS or (options and base not in OURS):
-        raise ValueError(f"unknown sampler {name!r}; choose from {SAMPLERS}")
-    return name
+    return check_sampler_name(name, SAMPLERS, OURS)
 
 
 def run(name: str, problem: ParetoProblem, seed: int, n_trials: int) -> ParetoRun:
-    base, options = parse_variant(check_name(name))
-    if base == "smac":
+    if parse_variant(check_name(name))[0] == "smac":
         return _run_smac(problem, seed, n_trials)
-    if base in OURS:
-        import condsamplers
-
-        sampler = getattr(condsamplers, OURS[base])(seed=seed, **options)
-    else:
-        sampler = PEERS[base](seed)
-    return _run_optuna(sampler, problem, n_trials)
+    return _run_optuna(build_sampler(name, seed, OURS, PEERS), problem, n_trials)
 
 
 def _run_optuna(
