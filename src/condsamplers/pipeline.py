@@ -211,13 +211,7 @@ def propose(
     cost = fit_cost(space, data, make_constraint_model)
     feasible = data.feasible()
     if not feasible.any():  # constraints reported, none satisfied yet: look for feasibility
-        violation = np.nanmax(np.where(np.isnan(data.constraints), 0, data.constraints), axis=1)
-        incumbents = data.X[np.argsort(violation, kind="stable")[:N_INCUMBENT_STARTS]]
-        acquisition = make_log_feasibility(constraints)
-        X, active, values = _maximize(
-            acquisition, space, data, rng, settings, incumbents, fixed=fixed
-        )
-        return Proposal(X, active, values, model, None)
+        return propose_feasible(space, data, model, constraints, rng, settings, fixed)
     over = feasible if incumbent_rows is None else feasible & incumbent_rows
     over = over if over.any() else feasible
     fantasies = step_fantasies(model, data, over, settings.n_fantasies, rng, incumbent_at)
@@ -240,6 +234,25 @@ def propose(
         fixed,
     )
     return Proposal(X, active, values, model, path)
+
+
+def propose_feasible(
+    space: ConditionalSpace,
+    data: Observations,
+    model: Surrogate,
+    constraints: list[Constraint],
+    rng: np.random.Generator,
+    settings: OptimizerSettings,
+    fixed: FixedValues | None = None,
+) -> Proposal:
+    """While no observation satisfies the constraints: maximise ``log PF`` alone, started from
+    the least-violating observations (``model``, the fitted objective model, rides along)."""
+    assert data.constraints is not None
+    violation = np.nanmax(np.where(np.isnan(data.constraints), 0, data.constraints), axis=1)
+    starts = data.X[np.argsort(violation, kind="stable")[:N_INCUMBENT_STARTS]]
+    acquisition = make_log_feasibility(constraints)
+    X, active, values = _maximize(acquisition, space, data, rng, settings, starts, fixed=fixed)
+    return Proposal(X, active, values, model, None)
 
 
 def _maximize(
@@ -430,11 +443,8 @@ def _two_step_path(
     search every path."""
     models = [f.model for f in fantasies] + [c.model for c in constraints]
     models += [] if cost is None else [cost.model]
-    with_paths = all(isinstance(m, PathModel) and m.has_path_posterior for m in models)
-    if not (settings.two_step and with_paths):
-        return None
-    paths = open_paths(space, data, fixed)
-    if len(paths) <= 1:
+    paths = two_step_paths(space, data, settings, models, fixed)
+    if not paths:
         return None
     path_acquisition = per_second(
         with_feasibility(make_log_mc_path_ei(fantasies), constraints, True), cost, True
@@ -442,16 +452,26 @@ def _two_step_path(
     return select_path(path_acquisition, space, paths, rng, settings, incumbents, fixed)
 
 
-def open_paths(
-    space: ConditionalSpace, data: Observations, fixed: FixedValues | None = None
+def two_step_paths(
+    space: ConditionalSpace,
+    data: Observations,
+    settings: OptimizerSettings,
+    models: list[Surrogate],
+    fixed: FixedValues | None = None,
 ) -> list[Path]:
-    """The paths a two-step search may choose: not exhausted (:func:`_exhausted`) and allowed
-    by the ``fixed`` values."""
-    return [
+    """The paths a two-step search chooses among: those not exhausted (:func:`_exhausted`)
+    and allowed by the ``fixed`` values; none (search every path at once) unless
+    ``settings.two_step``, every one of ``models`` has a path posterior, and two or more
+    paths are left."""
+    with_paths = all(isinstance(m, PathModel) and m.has_path_posterior for m in models)
+    if not (settings.two_step and with_paths):
+        return []
+    paths = [
         p
         for p in space.paths() or []
         if not _exhausted(space, p, data) and (fixed is None or fixed.allows(p))
     ]
+    return paths if len(paths) > 1 else []
 
 
 def _exhausted(space: ConditionalSpace, path: Path, data: Observations) -> bool:

@@ -14,10 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from condsamplers.acquisition import (
-    PathModel,
     believed_fantasy,
     make_log_ehvi,
-    make_log_feasibility,
     normal_qmc_samples,
     with_feasibility,
 )
@@ -95,6 +93,7 @@ def propose_pareto(
         _maximize,
         fit_constraints,
         propose,
+        propose_feasible,
     )
 
     Y = np.column_stack(
@@ -118,12 +117,7 @@ def propose_pareto(
         member.fit(data.X, data.active, Y[:, j], space.features)
     constraints = fit_constraints(space, data, make_model)
     if not feasible.any():
-        violation = np.nanmax(np.where(np.isnan(data.constraints), 0, data.constraints), axis=1)
-        starts = data.X[np.argsort(violation, kind="stable")[:N_INCUMBENT_STARTS]]
-        X, active, values = _maximize(
-            make_log_feasibility(constraints), space, data, rng, settings, starts, fixed=fixed
-        )
-        return Proposal(X, active, values, model, None)
+        return propose_feasible(space, data, model, constraints, rng, settings, fixed)
     lowers, uppers = non_dominated_boxes(Y[front_rows], reference_point(Y[feasible]))
     samples = normal_qmc_samples(N_EHVI_SAMPLES, k, int(rng.integers(2**31)))
     believed = [
@@ -153,15 +147,12 @@ def _pareto_path(
     fixed: FixedValues | None,
 ) -> Path | None:
     """The path of the two-step search by path EHVI, or ``None`` to search every path."""
-    from condsamplers.pipeline import open_paths
+    from condsamplers.pipeline import two_step_paths
 
-    every = list(models) + [c.model for c in constraints]
-    if not (
-        settings.two_step and all(isinstance(m, PathModel) and m.has_path_posterior for m in every)
-    ):
-        return None
-    paths = open_paths(space, data, fixed)
-    if len(paths) <= 1:
+    paths = two_step_paths(
+        space, data, settings, [*models, *(c.model for c in constraints)], fixed
+    )
+    if not paths:
         return None
     lowers, uppers, samples = boxes
     path_ehvi = make_log_ehvi(models, lowers, uppers, samples, of_path=True)

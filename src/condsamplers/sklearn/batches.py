@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
-from optuna.study import Study
+from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, Trial, TrialState
 from sklearn.model_selection import _search as _sklearn_search
 
@@ -92,21 +92,26 @@ def _warn_non_finite(results: Mapping[str, Any]) -> None:
             )
 
 
-def _tell(study: Study, trial: Trial, score: float) -> FrozenTrial:
-    """Tell the mean test score; a ``NaN`` (failed fit or scoring) becomes the worst finite
-    score so far, so the sampler learns that the region is bad, or a FAIL while there is
+def _tell(study: Study, trial: Trial, values: float | np.ndarray) -> FrozenTrial:
+    """Tell the mean test score (or, in a multi-objective study, each objective's value); a
+    ``NaN`` (failed fit or scoring) becomes that objective's worst finite value so far, so the
+    sampler learns that the region is bad, or the trial is a FAIL while an objective has
     none."""
-    if not math.isnan(score):
-        return study.tell(trial, score)
+    values = np.atleast_1d(np.asarray(values, dtype=float))
+    if not np.isnan(values).any():
+        return study.tell(trial, [float(v) for v in values])
     trial.set_user_attr("cv_failed", True)
-    finite = [
-        t.value
-        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        if t.value is not None and math.isfinite(t.value)
-    ]
-    if finite:
-        return study.tell(trial, min(finite))
-    return study.tell(trial, state=TrialState.FAIL)
+    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    filled = []
+    for j, (value, direction) in enumerate(zip(values, study.directions, strict=True)):
+        if not math.isnan(value):
+            filled.append(float(value))
+            continue
+        finite = [t.values[j] for t in done if math.isfinite(t.values[j])]
+        if not finite:
+            return study.tell(trial, state=TrialState.FAIL)
+        filled.append(max(finite) if direction == StudyDirection.MINIMIZE else min(finite))
+    return study.tell(trial, filled)
 
 
 def _splits_are_constant(cv: Any) -> bool:

@@ -10,13 +10,11 @@ Optuna multi-objective study and the sampler proposes by expected hypervolume im
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from optuna.study import Study, StudyDirection
-from optuna.trial import FrozenTrial, Trial, TrialState
+from optuna.study import StudyDirection
 
 from condsamplers.hypervolume import pareto_mask
 
@@ -80,26 +78,6 @@ def last_rows(objectives: list[str], results: Mapping[str, Any], count: int) -> 
     return np.column_stack(
         [np.asarray(results[key][-count:], dtype=float) for key in columns(objectives, results)]
     )
-
-
-def tell(study: Study, trial: Trial, values: np.ndarray) -> FrozenTrial:
-    """Tell the objectives' values; a ``NaN`` (a failed fit) becomes that objective's worst
-    finite value so far, so the sampler learns that the region is bad, or the trial is a
-    FAIL while an objective has none."""
-    if not np.isnan(values).any():
-        return study.tell(trial, [float(v) for v in values])
-    trial.set_user_attr("cv_failed", True)
-    done = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    filled = []
-    for j, (value, direction) in enumerate(zip(values, study.directions, strict=True)):
-        if not math.isnan(value):
-            filled.append(float(value))
-            continue
-        finite = [t.values[j] for t in done if math.isfinite(t.values[j])]
-        if not finite:
-            return study.tell(trial, state=TrialState.FAIL)
-        filled.append(max(finite) if direction == StudyDirection.MINIMIZE else min(finite))
-    return study.tell(trial, filled)
 
 
 def front_indices(objectives: list[str], results: Mapping[str, Any]) -> np.ndarray:

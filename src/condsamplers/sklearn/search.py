@@ -449,10 +449,7 @@ class CondBayesSearchCV(BaseSearchCV):
                     evaluate_candidates, trials, candidates, search_ctx, n_done
                 )
             for trial, score in told:
-                if self._objectives:
-                    frozen = _pareto.tell(study, trial, score)
-                else:
-                    frozen = _tell(study, trial, score)
+                frozen = _tell(study, trial, score)
                 if self.verbose > 0:
                     position = trials.index(trial)
                     assert self._metric is not None
