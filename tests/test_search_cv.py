@@ -306,6 +306,8 @@ def test_optuna_sampler_callbacks_and_verbose(capsys) -> None:
     seen = []
 
     def record(study, trial):
+        # the search's own study (public API only): its trials, its study.stop()
+        assert isinstance(study, optuna.Study) and study.trials[-1].number == trial.number
         seen.append(trial.number)
         if len(seen) == 3:
             study.stop()

@@ -32,6 +32,7 @@ import numpy as np
 import optuna
 from joblib import effective_n_jobs
 from optuna.samplers import BaseSampler
+from optuna.storages import InMemoryStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, Trial, TrialState
 from sklearn.base import is_classifier
@@ -69,7 +70,12 @@ from condsamplers.sklearn.search_space import (
     translate_search_spaces,
 )
 from condsamplers.sklearn.search_space import PRIORS as PRIORS  # re-exported
-from condsamplers.sklearn.study_hooks import call_callbacks, print_candidate, quiet_optuna
+from condsamplers.sklearn.study_hooks import (
+    CallbackStudy,
+    call_callbacks,
+    print_candidate,
+    quiet_optuna,
+)
 
 __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 
@@ -387,11 +393,12 @@ class CondBayesSearchCV(BaseSearchCV):
         self._rung_scores: dict[tuple[int, int], list[float]] = {}
         if self._ladder is not None:
             self._subsample_seed = int(rng.integers(2**31 - 1))
+        self._storage = storage = InMemoryStorage()
         if self._objectives:
             directions = _pareto.directions(self._objectives)
-            study = optuna.create_study(directions=directions, sampler=sampler)
+            study = optuna.create_study(storage=storage, directions=directions, sampler=sampler)
         else:
-            study = optuna.create_study(direction="maximize", sampler=sampler)
+            study = optuna.create_study(storage=storage, direction="maximize", sampler=sampler)
         self.study_ = study
         batch_size = max(1, min(int(effective_n_jobs(self.n_jobs)), n_iter))
         if self.verbose > 0:
@@ -429,6 +436,7 @@ class CondBayesSearchCV(BaseSearchCV):
         search_ctx: Any,
     ) -> Mapping[str, Any]:
         """Ask, evaluate and tell batches until ``n_iter`` candidates (or a stop)."""
+        callback_study = CallbackStudy(study, self._storage) if self.callbacks else None
         seen: dict[tuple, int] = {}
         self._results: Mapping[str, Any] = {}
         self._metric: str | None = None
@@ -457,7 +465,7 @@ class CondBayesSearchCV(BaseSearchCV):
                         self._results, self._metric, trial, n_done + position + 1, n_iter,
                         candidates[position],
                     )  # fmt: skip
-                stop = call_callbacks(self.callbacks, study, frozen) or stop
+                stop = call_callbacks(self.callbacks, callback_study, frozen) or stop
             n_done += size_now
         return self._results
 

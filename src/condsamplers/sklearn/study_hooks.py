@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 import optuna
+from optuna.storages import BaseStorage
 from optuna.study import Study
 from optuna.trial import FrozenTrial, Trial
 
@@ -44,23 +45,34 @@ def quiet_optuna(active: bool) -> Iterator[None]:
                 optuna.logging.set_verbosity(_quiet_saved)
 
 
-def call_callbacks(callbacks: Any, study: Study, trial: FrozenTrial) -> bool:
+class CallbackStudy(Study):
+    """The search's study as its Optuna-style callbacks see it: the same study (name, storage,
+    sampler, pruner), so a callback reads and writes the search's own trials, whose
+    :meth:`stop` asks the search to stop after the batch under way. Optuna's ``Study.stop``
+    works only inside ``Study.optimize``, which the search does not call."""
+
+    def __init__(self, study: Study, storage: BaseStorage) -> None:
+        super().__init__(
+            study_name=study.study_name,
+            storage=storage,
+            sampler=study.sampler,
+            pruner=study.pruner,
+        )
+        self.stop_requested = False
+
+    def stop(self) -> None:
+        """End the search after the current batch (Optuna's ``Study.stop`` for a search)."""
+        self.stop_requested = True
+
+
+def call_callbacks(callbacks: Any, study: CallbackStudy | None, trial: FrozenTrial) -> bool:
     """Call the Optuna-style callbacks; ``True`` if one of them called ``study.stop()``."""
-    if not callbacks:
+    if not callbacks or study is None:
         return False
-    # study.stop() only works inside Study.optimize; let it work inside our callbacks too.
-    local = getattr(study, "_thread_local", None)
-    previous = getattr(local, "in_optimize_loop", False)
-    study._stop_flag = False
-    if local is not None:
-        local.in_optimize_loop = True
-    try:
-        for callback in callbacks:
-            callback(study, trial)
-    finally:
-        if local is not None:
-            local.in_optimize_loop = previous
-    return bool(getattr(study, "_stop_flag", False))
+    study.stop_requested = False
+    for callback in callbacks:
+        callback(study, trial)
+    return study.stop_requested
 
 
 def print_candidate(
