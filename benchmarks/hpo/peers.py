@@ -52,9 +52,9 @@ class _Clock:
         self._mark = time.perf_counter()
 
 
-def _tpe_union(seed: int) -> optuna.samplers.BaseSampler:
-    """OptunaHub's ``tpe_union_multivariate``, from a local copy of the registry
-    (``CONDSAMPLERS_OPTUNAHUB_REGISTRY``: the root of a checkout of optuna/optunahub-registry)."""
+def _optunahub_module(package: str, peer: str) -> Any:
+    """An OptunaHub package from a local copy of the registry (``CONDSAMPLERS_OPTUNAHUB_REGISTRY``:
+    the root of a checkout of optuna/optunahub-registry)."""
     import os
 
     import optunahub
@@ -62,13 +62,24 @@ def _tpe_union(seed: int) -> optuna.samplers.BaseSampler:
     root = os.environ.get("CONDSAMPLERS_OPTUNAHUB_REGISTRY")
     if not root:
         raise RuntimeError(
-            "tpe_union needs a local copy of the OptunaHub registry: set "
+            f"{peer} needs a local copy of the OptunaHub registry: set "
             "CONDSAMPLERS_OPTUNAHUB_REGISTRY to its root (the folder holding package/)."
         )
-    module = optunahub.load_local_module(
-        package="samplers/tpe_union_multivariate", registry_root=str(Path(root) / "package")
-    )
+    return optunahub.load_local_module(package=package, registry_root=str(Path(root) / "package"))
+
+
+def _tpe_union(seed: int) -> optuna.samplers.BaseSampler:
+    """OptunaHub's ``tpe_union_multivariate``."""
+    module = _optunahub_module("samplers/tpe_union_multivariate", "tpe_union")
     return module.TPEUnionMultivariateSampler(seed=seed)
+
+
+def _hierarchical_tpe(seed: int) -> optuna.samplers.BaseSampler:
+    """OptunaHub's ``hierarchical_tpe`` (a multivariate TPE per group of parameters that occur
+    together, routed down the branches by a decision tree learnt from the trials), with its
+    defaults: the structure learnt, not given by ``conditional_fn``, as a new user runs it."""
+    module = _optunahub_module("samplers/hierarchical_tpe", "htpe")
+    return module.HierarchicalTPESampler(seed=seed)
 
 
 #: Optuna's samplers and OptunaHub's, by name.
@@ -78,6 +89,7 @@ OPTUNA_PEERS: dict[str, Callable[[int], optuna.samplers.BaseSampler]] = {
     "tpe_mv": lambda seed: optuna.samplers.TPESampler(seed=seed, multivariate=True, group=True),
     "gp": lambda seed: optuna.samplers.GPSampler(seed=seed, warn_independent_sampling=False),
     "tpe_union": _tpe_union,
+    "htpe": _hierarchical_tpe,
 }
 #: Our samplers, which take options in the sampler name: ``treegp[output_warping=rank]``.
 OURS = {"treegp": "TreeGPSampler", "arcgp": "ArcGPSampler", "bngp": "BNGPSampler"}
