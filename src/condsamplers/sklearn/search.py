@@ -393,13 +393,14 @@ class CondBayesSearchCV(BaseSearchCV):
         self._rung_scores: dict[tuple[int, int], list[float]] = {}
         if self._ladder is not None:
             self._subsample_seed = int(rng.integers(2**31 - 1))
-        self._storage = storage = InMemoryStorage()
+        storage = InMemoryStorage()
         if self._objectives:
             directions = _pareto.directions(self._objectives)
             study = optuna.create_study(storage=storage, directions=directions, sampler=sampler)
         else:
             study = optuna.create_study(storage=storage, direction="maximize", sampler=sampler)
         self.study_ = study
+        callback_study = CallbackStudy(study, storage) if self.callbacks else None
         batch_size = max(1, min(int(effective_n_jobs(self.n_jobs)), n_iter))
         if self.verbose > 0:
             print(
@@ -414,8 +415,9 @@ class CondBayesSearchCV(BaseSearchCV):
             ).call_on_fit_task_begin(estimator=self)
         with _deferred_fit_failures(self) as fit_results:
             results = self._search(
-                evaluate_candidates, study, space, n_iter, batch_size, rng, search_ctx
-            )
+                evaluate_candidates, study, callback_study, space, n_iter, batch_size, rng,
+                search_ctx,
+            )  # fmt: skip
         if fit_results is not None:
             assert _batches._check_fit_failures is not None
             _batches._check_fit_failures(fit_results, self.error_score)
@@ -429,14 +431,15 @@ class CondBayesSearchCV(BaseSearchCV):
         self,
         evaluate_candidates: Callable,
         study: Study,
+        callback_study: CallbackStudy | None,
         space: _SearchSpace,
         n_iter: int,
         batch_size: int,
         rng: np.random.Generator,
         search_ctx: Any,
     ) -> Mapping[str, Any]:
-        """Ask, evaluate and tell batches until ``n_iter`` candidates (or a stop)."""
-        callback_study = CallbackStudy(study, self._storage) if self.callbacks else None
+        """Ask, evaluate and tell batches until ``n_iter`` candidates (or a stop); the callbacks
+        see ``callback_study`` (``None`` without callbacks)."""
         seen: dict[tuple, int] = {}
         self._results: Mapping[str, Any] = {}
         self._metric: str | None = None
