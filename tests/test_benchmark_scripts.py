@@ -7,8 +7,11 @@ functions are used by test_batch_proposals.py.)"""
 from __future__ import annotations
 
 import json
+import os
 import re
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +19,23 @@ import pytest
 from conftest import REPO_ROOT, run_script
 
 BENCHMARKS = REPO_ROOT / "benchmarks"
+
+
+def run_quick(module: str, out: Path, timeout: int = 900, **env: str) -> tuple[str, list[dict]]:
+    """``python -m <module> --quick --out <out>`` as a new user runs it (a fresh process, one
+    thread, ``env`` added); its standard output and the records it wrote to
+    ``out/runs.jsonl``. Fails the test on a non-zero exit status."""
+    done = subprocess.run(
+        [sys.executable, "-m", module, "--quick", "--out", str(out)],
+        cwd=REPO_ROOT,
+        env=dict(os.environ, OMP_NUM_THREADS="1", **env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    runs = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    return done.stdout, runs
 
 
 def test_search_cv_reports_each_search_and_stores_each_run(tmp_path: Path) -> None:
@@ -74,21 +94,8 @@ def test_real_hpo_suite_quick_mode_runs_every_sampler_and_reports(tmp_path: Path
     """``python -m benchmarks.hpo --quick``: real training (hyperopt-sklearn's CASH space on
     iris and diabetes), three samplers, two seeds; runs are recorded, a second call runs
     nothing (the record and the evaluation cache), and the tables hold every sampler."""
-    import os
-    import subprocess
-    import sys
-
-    env = dict(
-        os.environ,
-        OMP_NUM_THREADS="1",
-        CONDSAMPLERS_BENCH_CACHE=str(tmp_path / "cache.sqlite"),
-    )
-    command = [sys.executable, "-m", "benchmarks.hpo", "--quick", "--out", str(tmp_path / "q")]
-    done = subprocess.run(
-        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    runs = [json.loads(line) for line in (tmp_path / "q" / "runs.jsonl").read_text().splitlines()]
+    cache = {"CONDSAMPLERS_BENCH_CACHE": str(tmp_path / "cache.sqlite")}
+    stdout, runs = run_quick("benchmarks.hpo", tmp_path / "q", **cache)
     assert sorted({(r["task"], r["sampler"], r["seed"]) for r in runs}) == sorted(
         (t, s, seed)
         for t in ("cash_iris", "cash_diabetes")
@@ -101,14 +108,11 @@ def test_real_hpo_suite_quick_mode_runs_every_sampler_and_reports(tmp_path: Path
     iris = [min(r["values"]) for r in runs if r["task"] == "cash_iris"]
     assert max(iris) < 0.5  # far better than chance (2/3 error) after 12 configurations
     for table in ("### cash_iris (12 trials)", "### cash_diabetes (12 trials)", "mean rank"):
-        assert table in done.stdout
-    assert re.search(r"^\| treegp \| 2 \| [0-9.]+ ", done.stdout, flags=re.M)
+        assert table in stdout
+    assert re.search(r"^\| treegp \| 2 \| [0-9.]+ ", stdout, flags=re.M)
 
-    again = subprocess.run(
-        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert again.returncode == 0
-    assert "seed" not in again.stdout.split("###")[0]  # no run repeated
+    again, _ = run_quick("benchmarks.hpo", tmp_path / "q", timeout=300, **cache)
+    assert "seed" not in again.split("###")[0]  # no run repeated
     assert (tmp_path / "q" / "report.md").read_text().startswith("Command: `python -m")
 
 
@@ -116,7 +120,6 @@ def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> N
     """``benchmarks/hpo/search_cv_cash.py``: the CASH space as a list of dicts (one per set of
     active parameters) covers every estimator family and preprocessing, and the estimator
     passes only the parameters active under the space's conditions to the pipeline."""
-    import sys
 
     from sklearn.base import clone
     from sklearn.model_selection import ParameterSampler
@@ -251,19 +254,9 @@ def test_multi_fidelity_benchmark_quick_mode_traces_the_budget(tmp_path: Path) -
     """``python -m benchmarks.fidelity --quick``: the synthetic problem under HyperbandPruner,
     three samplers, two seeds; each run spends its budget (a quarter of the full one) and its
     trace only improves; the table has every sampler; a second call runs nothing."""
-    import os
-    import subprocess
-    import sys
-
     from benchmarks.fidelity.problems import MAX_STEP, PROBLEMS
 
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    command = [sys.executable, "-m", "benchmarks.fidelity", "--quick", "--out", str(tmp_path)]
-    done = subprocess.run(
-        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    stdout, runs = run_quick("benchmarks.fidelity", tmp_path)
     budget = PROBLEMS["curves_synthetic"].budget // 4
     assert sorted((r["sampler"], r["seed"]) for r in runs) == sorted(
         (s, seed) for s in ("random", "tpe", "treegp") for seed in (0, 1)
@@ -274,11 +267,9 @@ def test_multi_fidelity_benchmark_quick_mode_traces_the_budget(tmp_path: Path) -
         assert budget <= used[-1] < budget + MAX_STEP  # stops once the budget is spent
         assert used == sorted(used) and best == sorted(best, reverse=True)
         assert r["n_trials"] > r["n_full"] >= 1  # the pruner stopped some trials
-    assert re.search(r"^\| treegp \| 2 \| [0-9.e-]+ ", done.stdout, flags=re.M)
-    again = subprocess.run(
-        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert again.returncode == 0 and "seed" not in again.stdout.split("###")[0]
+    assert re.search(r"^\| treegp \| 2 \| [0-9.e-]+ ", stdout, flags=re.M)
+    again, _ = run_quick("benchmarks.fidelity", tmp_path, timeout=300)
+    assert "seed" not in again.split("###")[0]
 
 
 def test_multi_fidelity_curves_end_at_their_final_value() -> None:
@@ -304,24 +295,14 @@ def test_pareto_benchmark_quick_mode_reports_hypervolumes(tmp_path: Path) -> Non
     """``python -m benchmarks.pareto --quick``: the synthetic problem, three samplers, two
     seeds of 20 trials; every run has two objective values per trial, the table a row per
     sampler with a hypervolume below the true front's."""
-    import os
-    import subprocess
-    import sys
-
     from benchmarks.pareto.problems import zdt_true_hypervolume
 
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    command = [sys.executable, "-m", "benchmarks.pareto", "--quick", "--out", str(tmp_path)]
-    done = subprocess.run(
-        command, cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=900
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    runs = [json.loads(line) for line in (tmp_path / "runs.jsonl").read_text().splitlines()]
+    stdout, runs = run_quick("benchmarks.pareto", tmp_path)
     assert sorted((r["sampler"], r["seed"]) for r in runs) == sorted(
         (s, seed) for s in ("random", "tpe", "treegp") for seed in (0, 1)
     )
     assert all(len(r["values"]) == 20 and all(len(v) == 2 for v in r["values"]) for r in runs)
-    rows = dict(re.findall(r"^\| (\w+) \| 2 \| ([0-9.]+) ", done.stdout, flags=re.M))
+    rows = dict(re.findall(r"^\| (\w+) \| 2 \| ([0-9.]+) ", stdout, flags=re.M))
     assert set(rows) == {"random", "tpe", "treegp"}
     assert all(0 < float(v) < zdt_true_hypervolume() for v in rows.values())
 
