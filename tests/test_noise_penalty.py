@@ -5,8 +5,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import optuna
+import pytest
 import torch
 
+from condsamplers import ArcGPSampler, DNGOSampler, TreeGPSampler
 from condsamplers.acquisition import Fantasy, log_noise_penalty, make_log_mc_ei
 from condsamplers.models.dngo import DNGO
 from condsamplers.models.gp import ExactGP
@@ -74,3 +77,28 @@ def test_models_without_a_noise_estimate_report_none() -> None:
         x, np.ones_like(x, dtype=bool), np.sin(6.0 * x[:, 0]), FeatureSpec.numerical(1)
     )
     assert model.noise_variance() is None
+
+
+@pytest.mark.parametrize(
+    ("sampler_cls", "augmented"),
+    [(TreeGPSampler, True), (ArcGPSampler, True), (DNGOSampler, False)],
+)
+def test_each_sampler_steps_with_the_ei_measured_for_it(
+    monkeypatch: pytest.MonkeyPatch, sampler_cls: type, augmented: bool
+) -> None:
+    """The tree GP and the arc GP carry the augmented-EI factor of their fitted noise
+    (docs/design.md sec. 5); DNGO keeps plain EI."""
+    from condsamplers import pipeline
+
+    noises: list[float | None] = []
+    original = pipeline.make_log_mc_ei
+
+    def spy(fantasies, noise=None):  # type: ignore[no-untyped-def]
+        noises.append(noise)
+        return original(fantasies, noise)
+
+    monkeypatch.setattr(pipeline, "make_log_mc_ei", spy)
+    study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=5))
+    study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=6)
+    assert len(noises) == 1
+    assert (noises[0] is not None and noises[0] > 0) if augmented else noises[0] is None

@@ -156,8 +156,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
-    #: was measured to help (BNGPSampler, ArcGPSampler; docs/design.md sec. 5), plain EI
-    #: elsewhere.
+    #: was measured to help (BNGPSampler, ArcGPSampler, TreeGPSampler; docs/design.md sec. 5),
+    #: plain EI elsewhere (DNGO, BOHAMIANN).
     noise_penalty: ClassVar[bool] = False
     #: The most COMPLETE trials the model is fitted to (``None``: all); the default of
     #: ``max_model_trials``. Tree GP: its cost grows with its largest leaf (``O(n_p^3)``):

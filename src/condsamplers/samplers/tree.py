@@ -74,6 +74,10 @@ class TreeGPSampler(ConditionalSampler):
             (docs/choosing_a_sampler.md).
     """
 
+    #: Augmented EI (Huang et al. 2006): EI times ``1 - tau / sqrt(s^2 + tau^2)`` (docs/design.md
+    #: sec. 5), so that a noisy objective is not sampled again where only its noise is left.
+    noise_penalty = True
+
     def __init__(
         self,
         *,
