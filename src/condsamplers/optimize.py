@@ -49,6 +49,11 @@ class OptimizerSettings:
             every path at once even with ``two_step`` (docs/pruning.md: the path EI of a path
             seen mostly at low fidelity ranks it below the paths whose early values look
             better, and the two-step search then stays on those).
+        noise_penalty_with_fidelity: keep ``noise_penalty`` with observations at several
+            fidelities. ``False`` (the tree GP's choice): plain EI there, since the noise the
+            model then fits is mostly its misfit of partial learning curves, not measurement
+            noise (docs/design.md sec. 5: with the factor, ``benchmarks/fidelity`` got worse on
+            both problems).
         joint_with_objectives: with several objectives, search every path at once even with
             ``two_step`` (docs/multi_objective.md: the path EHVI chose a decoy branch whose
             corners sit on the front by a hair, 0.76 of the true front's hypervolume where
@@ -65,6 +70,7 @@ class OptimizerSettings:
     local_search_max_iter: int = 100
     two_step: bool = False
     joint_with_fidelity: bool = False
+    noise_penalty_with_fidelity: bool = True
     joint_with_objectives: bool = False
     n_fantasies: int = DEFAULT_N_FANTASIES
     noise_penalty: bool = False

@@ -351,6 +351,8 @@ def propose_at_highest_fidelity(
     top = at_highest_fidelity(wide)
     if settings.joint_with_fidelity:
         settings = dataclasses.replace(settings, two_step=False)
+    if not settings.noise_penalty_with_fidelity:
+        settings = dataclasses.replace(settings, noise_penalty=False)
     proposal = propose(
         wide,
         wide_data,

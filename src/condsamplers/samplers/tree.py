@@ -75,7 +75,8 @@ class TreeGPSampler(ConditionalSampler):
     """
 
     #: Augmented EI (Huang et al. 2006): EI times ``1 - tau / sqrt(s^2 + tau^2)`` (docs/design.md
-    #: sec. 5), so that a noisy objective is not sampled again where only its noise is left.
+    #: sec. 5), so that a noisy objective is not sampled again where only its noise is left;
+    #: plain EI once the study has pruned trials (``noise_penalty_with_fidelity``).
     noise_penalty = True
 
     def __init__(
@@ -113,6 +114,7 @@ class TreeGPSampler(ConditionalSampler):
             self._settings,
             two_step=acquisition == "two_step" or (acquisition == "auto" and not independent),
             joint_with_fidelity=acquisition == "auto",
+            noise_penalty_with_fidelity=False,
             joint_with_objectives=acquisition == "auto",
         )
 
