@@ -99,3 +99,20 @@ def make_sampler(sampler_name: str):
         return SAMPLER_CLASSES[sampler_name](**settings)
 
     return make
+
+
+@pytest.fixture
+def ei_noises(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
+    """The ``noise`` argument of every log-EI a proposal builds (``None``: plain EI; a noise
+    variance: the augmented-EI factor), recorded as the pipeline calls ``make_log_mc_ei``."""
+    from condsamplers import pipeline
+
+    noises: list[float | None] = []
+    original = pipeline.make_log_mc_ei
+
+    def spy(fantasies, noise=None):  # type: ignore[no-untyped-def]
+        noises.append(noise)
+        return original(fantasies, noise)
+
+    monkeypatch.setattr(pipeline, "make_log_mc_ei", spy)
+    return noises
