@@ -335,7 +335,8 @@ def propose_at_highest_fidelity(
     uncertain predictions): with it, on the digits problem of ``benchmarks/fidelity``, EI
     kept too little room for improvement, median 0.0184 against 0.0168 (10 seeds).
     The proposal is returned in the columns of ``space``. With
-    ``settings.joint_with_fidelity``, EI is maximised over every path at once.
+    ``settings.joint_with_fidelity``, EI is maximised over every path at once; without
+    ``settings.noise_penalty_with_fidelity``, EI carries no augmented-EI factor.
     """
     assert data.fidelity is not None
     wide = with_fidelity(space)
