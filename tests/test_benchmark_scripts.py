@@ -110,10 +110,30 @@ def test_real_hpo_suite_quick_mode_runs_every_sampler_and_reports(tmp_path: Path
     for table in ("### cash_iris (12 trials)", "### cash_diabetes (12 trials)", "mean rank"):
         assert table in stdout
     assert re.search(r"^\| treegp \| 2 \| [0-9.]+ ", stdout, flags=re.M)
+    assert "| on a bound |" in stdout
 
     again, _ = run_quick("benchmarks.hpo", tmp_path / "q", timeout=300, **cache)
     assert "seed" not in again.split("###")[0]  # no run repeated
     assert (tmp_path / "q" / "report.md").read_text().startswith("Command: `python -m")
+
+
+def test_on_bound_counts_numerical_values_at_either_end_after_the_startup_trials() -> None:
+    from benchmarks.hpo.peers import N_STARTUP
+    from benchmarks.hpo.report import on_bound
+    from benchmarks.hpo.spec import Param
+
+    space = (
+        Param("C", "float", low=1e-3, high=1e3, log=True),
+        Param("k", "int", low=1, high=101),
+        Param("kind", "categorical", choices=("a", "b")),
+    )
+    startup = [{"C": 1e-3, "k": 1, "kind": "a"}] * N_STARTUP  # not counted
+    later = [
+        {"C": 1e3, "k": 51, "kind": "a"},  # C on its upper bound (log scale)
+        {"C": 1.0, "k": 100, "kind": "b"},  # k within 1% of its upper end
+        {"C": 1.2e-3, "kind": "b"},  # log(1.2e-3) is 1.3% of the log range from the low end
+    ]
+    assert on_bound(startup + later, space) == (2, 5)
 
 
 def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> None:

@@ -69,7 +69,9 @@ def main(argv: list[str] | None = None) -> int:
         and r["seed"] in seeds
         and (n_trials is None or r["n_trials"] == n_trials)
     ]
-    return publish(markdown(records), args.out / args.report, "benchmarks.hpo", argv, errors)
+    spaces = {task: get_task(task).space for task in {r["task"] for r in records}}
+    table = markdown(records, spaces=spaces)
+    return publish(table, args.out / args.report, "benchmarks.hpo", argv, errors)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,10 @@
 - *s / suggestion*: the sampler's own seconds per trial (objective excluded), mean over runs.
 - *repeats*: trials after the first ``N_STARTUP`` whose configuration equals an earlier one's,
   summed over seeds.
+- *on a bound*: of the numerical values the sampler chose after the first ``N_STARTUP``
+  trials, the share within 1% of the range from either end (on the parameter's own scale, log
+  for a log range); random sampling puts about 2% there, and a share far above that is a
+  sampler that goes to the box's corners (the tree GP, issue 24: docs/benchmarks.md).
 - *raw*: where the task reports an extra such as a surrogate's accuracy, its value at the best
   trial (median over seeds), unclipped.
 """
@@ -22,7 +26,12 @@ from typing import Any
 import numpy as np
 from scipy.stats import rankdata
 
+from benchmarks.hpo.peers import N_STARTUP
+from benchmarks.hpo.spec import Config, Param
+
 Records = list[dict[str, Any]]
+#: a value within this share of its range from either end is on a bound.
+BOUND_TOLERANCE = 0.01
 
 
 def best_value(record: dict[str, Any]) -> float:
@@ -33,6 +42,31 @@ def _best_extra(record: dict[str, Any], key: str) -> float | None:
     i = int(np.argmin(record["values"]))
     value = record["extras"][i].get(key)
     return None if value is None else float(value)
+
+
+def on_bound(configs: list[Config], space: tuple[Param, ...]) -> tuple[int, int]:
+    """``(on a bound, numerical values)`` over the trials from ``N_STARTUP`` on."""
+    params = {p.name: p for p in space if p.kind != "categorical"}
+    hits = total = 0
+    for config in configs[N_STARTUP:]:
+        for name, value in config.items():
+            p = params.get(name)
+            if p is None or p.low is None or p.high is None:
+                continue
+            low, high, v = float(p.low), float(p.high), float(value)
+            if p.log:
+                low, high, v = np.log(low), np.log(high), np.log(v)
+            u = (v - low) / (high - low)
+            hits += bool(u <= BOUND_TOLERANCE or u >= 1.0 - BOUND_TOLERANCE)
+            total += 1
+    return hits, total
+
+
+def _bound_share(runs: Records, space: tuple[Param, ...] | None) -> str:
+    if space is None:
+        return ""
+    counts = np.array([on_bound(r["configs"], space) for r in runs])
+    return f"{counts[:, 0].sum() / max(counts[:, 1].sum(), 1):.2f}"
 
 
 def ranks(records: Records) -> dict[tuple[str, str], float]:
@@ -53,8 +87,13 @@ def ranks(records: Records) -> dict[tuple[str, str], float]:
     return {key: float(np.mean(v)) for key, v in collected.items()}
 
 
-def markdown(records: Records, extra_key: str = "accuracy") -> str:
-    """The per-task tables and the suite summary, as Markdown."""
+def markdown(
+    records: Records,
+    extra_key: str = "accuracy",
+    spaces: dict[str, tuple[Param, ...]] | None = None,
+) -> str:
+    """The per-task tables and the suite summary, as Markdown; ``spaces`` (task -> its
+    space) adds the *on a bound* column."""
     groups: dict[tuple[str, str], Records] = defaultdict(list)
     for r in records:
         groups[(r["task"], r["sampler"])].append(r)
@@ -71,8 +110,11 @@ def markdown(records: Records, extra_key: str = "accuracy") -> str:
             f"### {task} ({', '.join(map(str, n_trials))} trials)",
             "",
             "| sampler | seeds | median best [q25, q75] | rank | s / suggestion | repeats |"
+            + (" on a bound |" if spaces else "")
             + (f" raw {extra_key} at best |" if has_extra else ""),
-            "|---|---|---|---|---|---|" + ("---|" if has_extra else ""),
+            "|---|---|---|---|---|---|"
+            + ("---|" if spaces else "")
+            + ("---|" if has_extra else ""),
         ]
         rows = []
         for s in samplers:
@@ -85,6 +127,8 @@ def markdown(records: Records, extra_key: str = "accuracy") -> str:
                 f"{task_ranks.get((task, s), float('nan')):.2f} | {seconds:.3g} | "
                 f"{sum(r['repeats'] for r in runs)} |"
             )
+            if spaces:
+                row += f" {_bound_share(runs, spaces.get(task))} |"
             if has_extra:
                 extras = [_best_extra(r, extra_key) for r in runs]
                 extras = [e for e in extras if e is not None]
