@@ -22,6 +22,7 @@ STAGES = {
     "acquisition": 4,
     "hypervolume": 4,
     "optimize": 5,
+    "branch_draw": 5,
     "pipeline": 6,
     "pipeline_pareto": 6,
     "samplers": 7,

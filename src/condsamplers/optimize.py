@@ -58,6 +58,10 @@ class OptimizerSettings:
             ``two_step`` (docs/multi_objective.md: the path EHVI chose a decoy branch whose
             corners sit on the front by a hair, 0.76 of the true front's hypervolume where
             the joint search reached 0.95).
+        branch_draw: with ``two_step``, draw the branch of each parameter with three or more
+            branches (:func:`~condsamplers.branch_draw.draw_branches`, a Thompson draw on how
+            often a branch holds the best trials) before the path EI chooses among the paths
+            left.
         output_warping: the monotone warp of the objective values the model is fitted to
             (:func:`condsamplers.warping.warp_outputs`, one of
             :data:`~condsamplers.warping.OUTPUT_WARPINGS`); the incumbent and EI live in the
@@ -69,6 +73,7 @@ class OptimizerSettings:
     n_local_search: int = 5
     local_search_max_iter: int = 100
     two_step: bool = False
+    branch_draw: bool = False
     joint_with_fidelity: bool = False
     noise_penalty_with_fidelity: bool = True
     joint_with_objectives: bool = False

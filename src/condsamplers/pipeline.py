@@ -26,6 +26,7 @@ from condsamplers.acquisition import (
     sample_fantasies,
     with_feasibility,
 )
+from condsamplers.branch_draw import draw_branches
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
 from condsamplers.space import (
@@ -443,12 +444,19 @@ def _two_step_path(
     cost: Cost | None = None,
 ) -> Path | None:
     """The path of the first step of the two-step EI (per second with ``cost``), or ``None`` to
-    search every path."""
+    search every path. With ``settings.branch_draw`` the path EI chooses among the paths of
+    the branches drawn by :func:`~condsamplers.branch_draw.draw_branches` (parameters with
+    three or more branches)."""
     models = [f.model for f in fantasies] + [c.model for c in constraints]
     models += [] if cost is None else [cost.model]
     paths = two_step_paths(space, data, settings, models, fixed)
-    if not paths:
-        return None
+    if paths and settings.branch_draw:
+        feasible = data.feasible()
+        paths = draw_branches(
+            space, data.X[feasible], data.active[feasible], data.y[feasible], paths, rng
+        )
+    if len(paths) <= 1:
+        return paths[0] if paths else None
     path_acquisition = per_second(
         with_feasibility(make_log_mc_path_ei(fantasies), constraints, True), cost, True
     )

@@ -155,6 +155,19 @@ class ConditionalSpace:
         parents = {n.condition.parent for n in self.nodes if n.condition is not None}
         return [n for n in self.nodes if n.key in parents]
 
+    def branch_groups(self, node: ParamNode) -> list[tuple[float, ...]]:
+        """``node``'s grid values (internal) grouped by the children they activate: one group
+        per branch, in grid order (one group for a node without children); none for a
+        continuous node, which has no grid."""
+        if node.n_values() is None:
+            return []
+        kids = self.children(node.key)
+        groups: dict[tuple[bool, ...], list[float]] = {}
+        for value in node.grid():
+            pattern = tuple(bool(k.condition.holds(value)) for k in kids)  # type: ignore[union-attr]
+            groups.setdefault(pattern, []).append(float(value))
+        return [tuple(values) for values in groups.values()]
+
     def search_space(self) -> dict[str, BaseDistribution]:
         """Optuna search space over all parameter names.
 
@@ -183,16 +196,11 @@ class ConditionalSpace:
         kids = self.children(node.key)
         if not kids:
             return [({node.key}, {})]
-        groups: dict[tuple[bool, ...], list[float]] = {}
-        for value in node.grid():
-            pattern = tuple(bool(k.condition.holds(value)) for k in kids)  # type: ignore[union-attr]
-            groups.setdefault(pattern, []).append(float(value))
         options: list[_SubPath] = []
-        for pattern, values in groups.items():
-            head: list[_SubPath] | None = [({node.key}, {node.key: tuple(values)})]
-            below = [
-                self._node_options(kid, limit) for kid, on in zip(kids, pattern, strict=True) if on
-            ]
+        for values in self.branch_groups(node):
+            head: list[_SubPath] | None = [({node.key}, {node.key: values})]
+            on = [bool(k.condition.holds(values[0])) for k in kids]  # type: ignore[union-attr]
+            below = [self._node_options(kid, limit) for kid, o in zip(kids, on, strict=True) if o]
             combos = _product_of_options([head, *below], limit)
             if combos is None:
                 return None

@@ -1,0 +1,146 @@
+"""The Thompson draw of the branch at parameters with three or more branches
+(condsamplers.branch_draw), before the two-step search's path EI."""
+
+from __future__ import annotations
+
+import numpy as np
+import optuna
+import pytest
+
+from condsamplers import TreeGPSampler, infer_space
+from condsamplers.branch_draw import draw_branches, good_trials
+from condsamplers.space import ConditionalSpace
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+
+
+def _three_kinds(trial: optuna.Trial) -> float:
+    kind = trial.suggest_categorical("kind", ["a", "b", "c"])
+    x = trial.suggest_float(f"x_{kind}", -1, 1)
+    return {"a": 0.0, "b": 1.0, "c": 2.0}[kind] + x**2
+
+
+def _two_kinds(trial: optuna.Trial) -> float:
+    kind = trial.suggest_categorical("kind", ["a", "b"])
+    x = trial.suggest_float(f"x_{kind}", -1, 1)
+    return {"a": 0.0, "b": 1.0}[kind] + x**2
+
+
+def _nested_kinds(trial: optuna.Trial) -> float:
+    model = trial.suggest_categorical("model", ["plain", "tree"])
+    if model == "plain":
+        return 3.0 + trial.suggest_float("x_plain", -1, 1) ** 2
+    kind = trial.suggest_categorical("kind", ["a", "b", "c"])
+    x = trial.suggest_float(f"x_{kind}", -1, 1)
+    return {"a": 0.0, "b": 1.0, "c": 2.0}[kind] + x**2
+
+
+def _encoded(objective, n: int) -> tuple[ConditionalSpace, np.ndarray, np.ndarray, np.ndarray]:
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
+    study.optimize(objective, n_trials=n)
+    space = infer_space(study.trials)
+    rows = [space.encode_trial(t.params, t.distributions) for t in study.trials]
+    X = np.array([r[0] for r in rows])
+    active = np.array([r[1] for r in rows])
+    return space, X, active, np.array([t.value for t in study.trials])
+
+
+def _kinds(space: ConditionalSpace, paths: list) -> set[str]:
+    node = space.nodes[space.index["kind"]]
+    return {
+        node.distribution.choices[int(v)]
+        for p in paths
+        for key, values in p.branch_values
+        if key == "kind"
+        for v in values
+    }
+
+
+@pytest.mark.parametrize(("n", "n_good"), [(1, 1), (5, 1), (30, 3), (31, 4), (500, 25)])
+def test_good_trials_are_the_best_tenth_at_least_one_at_most_25(n: int, n_good: int) -> None:
+    y = np.random.default_rng(0).normal(size=n)
+    good = good_trials(y)
+    assert good.sum() == n_good
+    assert y[good].max() <= y[~good].min() if n > n_good else True
+
+
+def test_the_draw_keeps_the_paths_of_one_branch_mostly_the_one_with_the_good_trials() -> None:
+    space, X, active, y = _encoded(_three_kinds, 30)
+    paths = space.paths()
+    assert paths is not None and len(paths) == 3
+    counts = {"a": 0, "b": 0, "c": 0}
+    for seed in range(200):
+        kept = draw_branches(space, X, active, y, paths, np.random.default_rng(seed))
+        kinds = _kinds(space, kept)
+        assert len(kinds) == 1  # one branch's paths, every other parameter as it was
+        counts[kinds.pop()] += 1
+    # "a" (level 0) holds the good trials; the others are still drawn now and then.
+    assert counts["a"] > 150
+    assert counts["b"] + counts["c"] > 0
+
+
+def test_an_untried_branch_keeps_a_wide_draw() -> None:
+    space, X, active, y = _encoded(_three_kinds, 30)
+    paths = space.paths()
+    assert paths is not None
+    kind = space.index["kind"]
+    c_code = space.nodes[kind].to_unit(np.array([2.0]))[0]
+    tried = ~np.isclose(X[:, kind], c_code)  # forget the trials of "c"
+    drawn_c = sum(
+        _kinds(
+            space,
+            draw_branches(
+                space, X[tried], active[tried], y[tried], paths, np.random.default_rng(seed)
+            ),
+        )
+        == {"c"}
+        for seed in range(200)
+    )
+    # Beta(1, 1) for the untried branch against Beta(1 + good, 1 + other) for the tried ones.
+    assert 10 < drawn_c < 150
+
+
+def test_two_branches_are_left_to_the_path_ei_and_the_generator_untouched() -> None:
+    space, X, active, y = _encoded(_two_kinds, 20)
+    paths = space.paths()
+    assert paths is not None and len(paths) == 2
+    rng = np.random.default_rng(0)
+    assert draw_branches(space, X, active, y, paths, rng) == paths
+    assert rng.random() == np.random.default_rng(0).random()
+
+
+def test_a_nested_parameter_counts_its_own_trials_and_keeps_the_other_root_branch() -> None:
+    space, X, active, y = _encoded(_nested_kinds, 40)
+    paths = space.paths()
+    assert paths is not None and len(paths) == 4  # plain, tree/a, tree/b, tree/c
+    kept = draw_branches(space, X, active, y, paths, np.random.default_rng(0))
+    assert len(kept) == 2
+    assert len(_kinds(space, kept)) == 1
+    plain = [p for p in kept if "kind" not in dict(p.branch_values)]
+    assert len(plain) == 1  # the binary root is not drawn: its "plain" path stays
+
+
+def test_no_trials_leave_the_paths_as_they_are() -> None:
+    space, X, active, y = _encoded(_three_kinds, 10)
+    paths = space.paths()
+    assert paths is not None
+    rng = np.random.default_rng(0)
+    assert draw_branches(space, X[:0], active[:0], y[:0], paths, rng) == paths
+
+
+def _suggestions(sampler: TreeGPSampler) -> list[dict]:
+    study = optuna.create_study(sampler=sampler)
+    study.optimize(_three_kinds, n_trials=14)
+    return [t.params for t in study.trials]
+
+
+def test_the_sampler_draws_by_default_and_the_same_seed_gives_the_same_suggestions() -> None:
+    options = dict(seed=3, n_startup_trials=8, n_candidates=64, n_local_search=1, n_restarts=0)
+    first = _suggestions(TreeGPSampler(**options))
+    assert first == _suggestions(TreeGPSampler(**options))
+    assert first != _suggestions(TreeGPSampler(branch_draw=False, **options))
+
+
+def test_branch_draw_must_be_a_bool() -> None:
+    with pytest.raises(ValueError, match="branch_draw"):
+        TreeGPSampler(branch_draw="yes")  # type: ignore[arg-type]
