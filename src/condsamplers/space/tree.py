@@ -161,12 +161,17 @@ class ConditionalSpace:
         continuous node, which has no grid."""
         if node.n_values() is None:
             return []
-        kids = self.children(node.key)
+        return list(self._branches(node, self.children(node.key)).values())
+
+    def _branches(
+        self, node: ParamNode, kids: list[ParamNode]
+    ) -> dict[tuple[bool, ...], tuple[float, ...]]:
+        """``node``'s grid values by the pattern of ``kids`` (its children) they activate."""
         groups: dict[tuple[bool, ...], list[float]] = {}
         for value in node.grid():
             pattern = tuple(bool(k.condition.holds(value)) for k in kids)  # type: ignore[union-attr]
             groups.setdefault(pattern, []).append(float(value))
-        return [tuple(values) for values in groups.values()]
+        return {pattern: tuple(values) for pattern, values in groups.items()}
 
     def search_space(self) -> dict[str, BaseDistribution]:
         """Optuna search space over all parameter names.
@@ -197,10 +202,11 @@ class ConditionalSpace:
         if not kids:
             return [({node.key}, {})]
         options: list[_SubPath] = []
-        for values in self.branch_groups(node):
+        for pattern, values in self._branches(node, kids).items():
             head: list[_SubPath] | None = [({node.key}, {node.key: values})]
-            on = [bool(k.condition.holds(values[0])) for k in kids]  # type: ignore[union-attr]
-            below = [self._node_options(kid, limit) for kid, o in zip(kids, on, strict=True) if o]
+            below = [
+                self._node_options(kid, limit) for kid, on in zip(kids, pattern, strict=True) if on
+            ]
             combos = _product_of_options([head, *below], limit)
             if combos is None:
                 return None
