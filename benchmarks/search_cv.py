@@ -44,6 +44,7 @@ import numpy as np
 METHODS = [
     "CondBayesSearchCV",
     "CondBayesSearchCV[two_step]",
+    "CondBayesSearchCV[tree_default]",
     "CondBayesSearchCV[n_samples]",
     "HalvingRandomSearchCV",
     "RandomizedSearchCV",
@@ -111,6 +112,9 @@ def run_one(method: str, seed: int, n_iter: int, cv: int) -> dict:
         sampler = TreeGPSampler(
             seed=seed, acquisition="two_step", signal_variance="leaf", objective_bound=1.0
         )
+        search = CondBayesSearchCV(pipe, space, sampler=sampler, **kwargs)
+    elif method == "CondBayesSearchCV[tree_default]":  # TreeGPSampler's defaults
+        sampler = TreeGPSampler(seed=seed, objective_bound=1.0)
         search = CondBayesSearchCV(pipe, space, sampler=sampler, **kwargs)
     else:
         search = RandomizedSearchCV(pipe, space, **kwargs)

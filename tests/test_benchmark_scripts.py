@@ -170,6 +170,19 @@ def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> N
     assert fitted >= 2
 
 
+def test_cash_search_cv_variants_are_tree_samplers_with_their_options() -> None:
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from benchmarks.hpo.search_cv_cash import VARIANT_METHODS, variant_sampler
+    from condsamplers import TreeGPSampler
+
+    assert "CondBayesSearchCV[two_step]" in VARIANT_METHODS
+    sampler = variant_sampler("CondBayesSearchCV[two_step_nobound]", seed=3)
+    assert isinstance(sampler, TreeGPSampler)
+    with pytest.raises(KeyError):
+        variant_sampler("CondBayesSearchCV[unknown]", seed=3)
+
+
 def test_the_regression_guard_fails_when_most_seeds_are_worse_by_its_factor() -> None:
     from benchmarks import guard
 

@@ -71,8 +71,20 @@ from sklearn.utils import check_random_state  # noqa: E402
 
 from benchmarks.hpo.cash import DATASETS, build_pipeline, classifier_space, load_dataset  # noqa: E402
 from benchmarks.hpo.spec import Param, active_params  # noqa: E402
+from condsamplers.sklearn.search import DEFAULT_SAMPLER_OPTIONS  # noqa: E402
 
 METHODS = ("CondBayesSearchCV", "RandomizedSearchCV")
+#: CondBayesSearchCV with another sampler (``--methods "CondBayesSearchCV[two_step]"``):
+#: variant -> TreeGPSampler options (``objective_bound=1``, the best accuracy, is added to each)
+SAMPLER_VARIANTS: dict[str, dict[str, Any]] = {
+    "two_step": {},  # TreeGPSampler's own defaults: two-step path EI with the branch draw
+    "two_step_nodraw": {"branch_draw": False},
+    "two_step_nobound": {"objective_bound": None},  # as the suite's tree GP: no bound
+    # CondBayesSearchCV's default sampler with one option changed
+    "default_tail": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "tail"},
+    "default_shared_variance": {**DEFAULT_SAMPLER_OPTIONS, "signal_variance": "shared"},
+}
+VARIANT_METHODS = tuple(f"CondBayesSearchCV[{v}]" for v in SAMPLER_VARIANTS)
 SPACES = ("full", "patterns", "families")
 SPACE: tuple[Param, ...] = classifier_space()
 #: space name -> estimator parameter name
@@ -204,6 +216,14 @@ def search_space(kind: str) -> list[dict[str, Any]]:
     return dicts
 
 
+def variant_sampler(method: str, seed: int) -> Any:
+    """The sampler of a ``CondBayesSearchCV[<variant>]`` method (:data:`SAMPLER_VARIANTS`)."""
+    from condsamplers import TreeGPSampler
+
+    options = SAMPLER_VARIANTS[method.removeprefix("CondBayesSearchCV[").removesuffix("]")]
+    return TreeGPSampler(seed=seed, **{"objective_bound": 1.0, **options})
+
+
 def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> dict[str, Any]:
     """One search; its best CV score, every candidate's score and family, the wall time."""
     from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
@@ -217,7 +237,9 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
     kwargs: dict[str, Any] = dict(
         n_iter=n_iter, cv=cv, n_jobs=1, random_state=seed, refit=False, error_score=0.0
     )
-    cls = CondBayesSearchCV if method == "CondBayesSearchCV" else RandomizedSearchCV
+    if method in VARIANT_METHODS:
+        kwargs["sampler"] = variant_sampler(method, seed)
+    cls = RandomizedSearchCV if method == "RandomizedSearchCV" else CondBayesSearchCV
     search = cls(CashClassifier(), search_space(space), **kwargs)
     start = time.perf_counter()
     with warnings.catch_warnings(), threadpool_limits(limits=1):
@@ -293,7 +315,9 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=10, help="number of seeds")
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--n-iter", type=int, default=30)
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument(
+        "--methods", nargs="+", choices=METHODS + VARIANT_METHODS, default=list(METHODS)
+    )
     parser.add_argument("--space", choices=SPACES, default="patterns")
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     args = parser.parse_args()
