@@ -170,6 +170,35 @@ def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> N
     assert fitted >= 2
 
 
+def test_search_cv_pareto_quick_reports_the_hypervolume_of_each_search(tmp_path: Path) -> None:
+    out = run_script(
+        BENCHMARKS / "search_cv_pareto.py",
+        *("--quick", "--methods", "CondBayesSearchCV", "RandomizedSearchCV", "--out", "r.json"),
+        cwd=tmp_path,
+    )
+    rows = dict(re.findall(r"^\| ([\w\[\]]+) \| \*\*([0-9.]+)\*\*", out, flags=re.M))
+    assert set(rows) == {"CondBayesSearchCV", "RandomizedSearchCV"}
+    stored = json.loads((tmp_path / "r.json").read_text())
+    assert len(stored["runs"]) == 4 and "--quick" in stored["command"]
+    for run in stored["runs"]:
+        # error in (0, 1), log10 bytes in (2, 7): the hypervolume is positive, below 7
+        assert 0.0 < run["hypervolume"] < 7.0 and run["front_size"] >= 1
+        assert 0.5 < run["best_accuracy"] <= 1.0 and run["n_iter"] == 8
+
+
+def test_front_hypervolume_counts_only_the_non_dominated_points_inside_the_reference() -> None:
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from benchmarks.search_cv_pareto import front_hypervolume
+
+    accuracy = np.array([0.9, 0.5, 0.8, 0.95])
+    size = -np.array([4.0, 3.0, 5.0, 8.0])  # the last is beyond the reference's 7.0
+    # (0.1, 4) and (0.5, 3) are the front; (0.2, 5) is dominated by (0.1, 4)
+    expected = (1.0 - 0.1) * (7.0 - 4.0) + (1.0 - 0.5) * (4.0 - 3.0)
+    assert front_hypervolume(accuracy, size) == pytest.approx(expected)
+    assert front_hypervolume(np.array([0.0]), np.array([-8.0])) == 0.0
+
+
 def test_cash_search_cv_variants_are_tree_samplers_with_their_options() -> None:
     if str(REPO_ROOT) not in sys.path:
         sys.path.insert(0, str(REPO_ROOT))
