@@ -58,15 +58,23 @@ def size_score(estimator: Any, X: Any, y: Any) -> float:
     return -float(np.log10(len(pickle.dumps(estimator))))
 
 
-def front_hypervolume(accuracy: np.ndarray, size: np.ndarray) -> float:
-    """Hypervolume of the non-dominated (error, log10 bytes) points against ``REFERENCE``."""
+def points(accuracy: np.ndarray, size: np.ndarray) -> np.ndarray:
+    """The finite candidates as (error, log10 bytes), both minimised."""
+    Y = np.column_stack([1.0 - np.asarray(accuracy, dtype=float), -np.asarray(size, dtype=float)])
+    return Y[np.all(np.isfinite(Y), axis=1)]
+
+
+def hypervolume_of(Y: np.ndarray) -> float:
+    """Hypervolume of the non-dominated rows of ``Y`` inside ``REFERENCE`` (0 if none)."""
     from condsamplers.hypervolume import hypervolume, pareto_mask
 
-    Y = np.column_stack([1.0 - accuracy, -size])
-    Y = Y[np.all(np.isfinite(Y), axis=1) & np.all(Y < np.asarray(REFERENCE), axis=1)]
-    if not len(Y):
-        return 0.0
-    return float(hypervolume(Y[pareto_mask(Y)], np.asarray(REFERENCE)))
+    Y = Y[np.all(Y < np.asarray(REFERENCE), axis=1)]
+    return float(hypervolume(Y[pareto_mask(Y)], np.asarray(REFERENCE))) if len(Y) else 0.0
+
+
+def front_hypervolume(accuracy: np.ndarray, size: np.ndarray) -> float:
+    """Hypervolume of the non-dominated (error, log10 bytes) points against ``REFERENCE``."""
+    return hypervolume_of(points(accuracy, size))
 
 
 def run_one(method: str, seed: int, n_iter: int) -> dict[str, Any]:
@@ -105,18 +113,16 @@ def run_one(method: str, seed: int, n_iter: int) -> dict[str, Any]:
         warnings.simplefilter("ignore", ConvergenceWarning)
         search.fit(X, y)
     seconds = time.perf_counter() - start
-    accuracy = np.asarray(search.cv_results_["mean_test_accuracy"], dtype=float)
-    size = np.asarray(search.cv_results_["mean_test_size"], dtype=float)
-    Y = np.column_stack([1.0 - accuracy, -size])
     from condsamplers.hypervolume import pareto_mask
 
-    Y = Y[np.all(np.isfinite(Y), axis=1)]
+    accuracy = np.asarray(search.cv_results_["mean_test_accuracy"], dtype=float)
+    Y = points(accuracy, search.cv_results_["mean_test_size"])
     front = Y[pareto_mask(Y)]
     return {
         "method": method,
         "seed": seed,
         "n_iter": n_iter,
-        "hypervolume": front_hypervolume(accuracy, size),
+        "hypervolume": hypervolume_of(front),
         "front": front.tolist(),
         "front_size": len(front),
         "best_accuracy": float(np.nanmax(accuracy)),
@@ -126,11 +132,8 @@ def run_one(method: str, seed: int, n_iter: int) -> dict[str, Any]:
 
 def union_hypervolume(runs: list[dict[str, Any]]) -> float:
     """Hypervolume of the front of every point any of ``runs`` evaluated."""
-    from condsamplers.hypervolume import hypervolume, pareto_mask
-
-    Y = np.array([point for run in runs for point in run["front"]])
-    Y = Y[np.all(Y < np.asarray(REFERENCE), axis=1)]
-    return float(hypervolume(Y[pareto_mask(Y)], np.asarray(REFERENCE))) if len(Y) else 0.0
+    every = [point for run in runs for point in run["front"]]
+    return hypervolume_of(np.array(every, dtype=float).reshape(-1, 2))
 
 
 def report(runs: list[dict[str, Any]], methods: list[str]) -> str:

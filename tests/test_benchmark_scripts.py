@@ -187,8 +187,6 @@ def test_search_cv_pareto_quick_reports_the_hypervolume_of_each_search(tmp_path:
 
 
 def test_front_hypervolume_counts_only_the_non_dominated_points_inside_the_reference() -> None:
-    if str(REPO_ROOT) not in sys.path:
-        sys.path.insert(0, str(REPO_ROOT))
     from benchmarks.search_cv_pareto import front_hypervolume
 
     accuracy = np.array([0.9, 0.5, 0.8, 0.95])
@@ -200,8 +198,6 @@ def test_front_hypervolume_counts_only_the_non_dominated_points_inside_the_refer
 
 
 def test_cash_search_cv_variants_are_tree_samplers_with_their_options() -> None:
-    if str(REPO_ROOT) not in sys.path:
-        sys.path.insert(0, str(REPO_ROOT))
     from benchmarks.hpo.search_cv_cash import VARIANT_METHODS, variant_sampler
     from condsamplers import TreeGPSampler
 
