@@ -65,16 +65,12 @@ def points(accuracy: np.ndarray, size: np.ndarray) -> np.ndarray:
 
 
 def hypervolume_of(Y: np.ndarray) -> float:
-    """Hypervolume of the non-dominated rows of ``Y`` inside ``REFERENCE`` (0 if none)."""
-    from condsamplers.hypervolume import hypervolume, pareto_mask
+    """Hypervolume of the rows of ``Y`` against ``REFERENCE`` (the library's
+    :func:`~condsamplers.hypervolume.hypervolume` drops the rows not below it and the dominated
+    ones; 0 if none is left)."""
+    from condsamplers.hypervolume import hypervolume
 
-    Y = Y[np.all(Y < np.asarray(REFERENCE), axis=1)]
-    return float(hypervolume(Y[pareto_mask(Y)], np.asarray(REFERENCE))) if len(Y) else 0.0
-
-
-def front_hypervolume(accuracy: np.ndarray, size: np.ndarray) -> float:
-    """Hypervolume of the non-dominated (error, log10 bytes) points against ``REFERENCE``."""
-    return hypervolume_of(points(accuracy, size))
+    return hypervolume(Y, np.asarray(REFERENCE))
 
 
 def run_one(method: str, seed: int, n_iter: int) -> dict[str, Any]:

@@ -187,14 +187,14 @@ def test_search_cv_pareto_quick_reports_the_hypervolume_of_each_search(tmp_path:
 
 
 def test_front_hypervolume_counts_only_the_non_dominated_points_inside_the_reference() -> None:
-    from benchmarks.search_cv_pareto import front_hypervolume
+    from benchmarks.search_cv_pareto import hypervolume_of, points
 
     accuracy = np.array([0.9, 0.5, 0.8, 0.95])
     size = -np.array([4.0, 3.0, 5.0, 8.0])  # the last is beyond the reference's 7.0
     # (0.1, 4) and (0.5, 3) are the front; (0.2, 5) is dominated by (0.1, 4)
     expected = (1.0 - 0.1) * (7.0 - 4.0) + (1.0 - 0.5) * (4.0 - 3.0)
-    assert front_hypervolume(accuracy, size) == pytest.approx(expected)
-    assert front_hypervolume(np.array([0.0]), np.array([-8.0])) == 0.0
+    assert hypervolume_of(points(accuracy, size)) == pytest.approx(expected)
+    assert hypervolume_of(points(np.array([0.0]), np.array([-8.0]))) == 0.0
 
 
 def test_cash_search_cv_variants_are_tree_samplers_with_their_options() -> None:
