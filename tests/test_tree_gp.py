@@ -396,3 +396,48 @@ def test_cold_fit_of_many_rows_starts_from_a_subsample(monkeypatch: pytest.Monke
     np.testing.assert_allclose(
         sub.predict(X_test, active_test)[0], full.predict(X_test, active_test)[0], atol=0.02
     )
+
+
+# Two paths (column 0 selects one) sharing the numerical columns 1 and 2 at the root; columns 3
+# and 4 belong to one path each.
+_TWO_PATHS = (frozenset({0, 1, 2, 3}), frozenset({0, 1, 2, 4}))
+_TWO_PATHS_FEATURES = FeatureSpec(np.array([2, 0, 0, 0, 0]), leaf_patterns=_TWO_PATHS)
+
+
+def _two_path_rows(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    X = rng.random((n, 5))
+    X[:, 0] = np.arange(n) % 2
+    active = np.zeros_like(X, dtype=bool)
+    for i in range(n):
+        active[i, list(_TWO_PATHS[int(X[i, 0])])] = True
+    return X, active
+
+
+def test_fourier_features_of_a_node_are_a_sum_of_one_column_functions() -> None:
+    """sec. 4.3, made additive: moving one shared column changes only that column's features,
+    and each numerical column's features form a variance group of their own (no linear terms)."""
+    X, active = _two_path_rows(np.random.default_rng(0), 6)
+    model = TreeGP(seed=0, max_iter=20).fit(X, active, X[:, 1], _TWO_PATHS_FEATURES)
+    keys = model.layout_.group_keys
+    root = tuple(sorted(model.structure_.inner_nodes[0].leaves))
+    assert (root, "fourier 1") in keys and (root, "fourier 2") in keys
+    assert (root, 1) not in keys and (root, 2) not in keys
+    moved = X.copy()
+    moved[:, 1] = 1.0 - moved[:, 1]
+    X_t, moved_t, active_t = (torch.as_tensor(a) for a in (X, moved, active))
+    changed = model.inner_features(X_t, active_t) != model.inner_features(moved_t, active_t)
+    group = model.layout_.groups[changed.any(dim=0).numpy()]
+    assert set(group.tolist()) == {keys.index((root, "fourier 1"))}
+
+
+def test_a_shared_column_whose_effect_differs_by_path_gets_less_shared_variance() -> None:
+    """Column 2's effect is the same bump on both paths, column 1's is opposite: the fitted
+    variance of the root's features of column 1 is the smaller one, so the leaf GPs carry it."""
+    X, active = _two_path_rows(np.random.default_rng(1), 40)
+    sign = np.where(X[:, 0] == 0, 1.0, -1.0)
+    y = np.exp(-((X[:, 2] - 0.5) ** 2) / 0.05) + sign * np.sin(4.0 * X[:, 1])
+    model = TreeGP(seed=0).fit(X, active, y, _TWO_PATHS_FEATURES)
+    keys = model.layout_.group_keys
+    root = tuple(sorted(model.structure_.inner_nodes[0].leaves))
+    variance = model.params_["log_variance_c"].exp()
+    assert variance[keys.index((root, "fourier 1"))] < variance[keys.index((root, "fourier 2"))]

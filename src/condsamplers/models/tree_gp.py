@@ -7,12 +7,12 @@ Model (eq. 1, with the random *linear* inner-node functions of sec. 2.4)::
     y_i = g_{p_i}(x_i) + z(x_i)^T c + eps_i,   eps_i ~ N(0, sigma^2)
 
 ``z(x)`` concatenates the feature vectors ``r_v(x)`` of the inner nodes ``v`` on the path of
-``x`` (zeros for the other nodes): an intercept 1 (sec. 2.1) and the values of the *shared*
-parameters that live at ``v`` (sec. 2.4; numerical columns centred, ``x - 1/2``, categorical
-ones one-hot); with ``inner_basis="fourier"`` (the default) also ``N_FOURIER`` random Fourier
-features of the node's numerical shared columns (the basis expansion of sec. 4.3,
-:class:`~condsamplers.models.tree_gp_structure.FourierBasis`), so that shared parameters act
-non-linearly across leaves.
+``x`` (zeros for the other nodes): an intercept 1 (sec. 2.1), the one-hot of each categorical
+*shared* parameter that lives at ``v`` (sec. 2.4), and for each numerical one either its
+centred value ``x - 1/2`` (``inner_basis="linear"``, sec. 2.4) or, with ``inner_basis="fourier"``
+(the default), ``N_FOURIER`` random Fourier features of that column alone (the basis expansion
+of sec. 4.3, made additive: :class:`~condsamplers.models.tree_gp_structure.FourierBasis`), so
+that shared parameters act non-linearly across leaves, each with a variance of its own.
 
 **The tree from a conditional space** (leaves, inner nodes, and which points are on them):
 :mod:`condsamplers.models.tree_gp_structure`.
@@ -169,8 +169,9 @@ class TreeGP(TreeGPInference, Surrogate):
         signal_variance: ``"leaf"`` (a signal variance ``s_p`` per leaf GP, eq. 1's ``K_p``;
             a leaf without data keeps its prior's mode, 1) or ``"shared"`` (one for all).
         inner_basis: ``"linear"`` (sec. 2.4: intercept and shared values) or ``"fourier"``
-            (also ``N_FOURIER`` random Fourier features of each node's numerical shared
-            columns, sec. 4.3: shared parameters then act non-linearly across leaves too).
+            (``N_FOURIER`` random Fourier features of each numerical shared column instead of
+            its value, one variance each, sec. 4.3: shared parameters then act non-linearly
+            across leaves too).
         n_restarts: random restarts of a cold hyperparameter fit.
         seed: seed of the random restarts.
         warm_start: what :meth:`warm_start_state` returned after a previous fit.

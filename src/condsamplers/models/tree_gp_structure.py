@@ -139,6 +139,9 @@ def _numerical_columns(node: InnerNode, features: FeatureSpec) -> list[int]:
 
 
 def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str) -> _Features:
+    """Groups of ``z(x)`` per inner node, in :func:`inner_features`'s order: the intercept,
+    then each categorical column (its one-hot), then each numerical column (its linear term,
+    or with ``basis="fourier"`` its ``N_FOURIER`` Fourier features)."""
     groups: list[int] = []
     keys: list[tuple[tuple[int, ...], int | str | None]] = []
     scales: list[float] = []
@@ -148,11 +151,14 @@ def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str)
         keys.append((node_key, None))
         groups.append(len(keys) - 1)
         for j in node.columns:
-            keys.append((node_key, j))
-            groups += [len(keys) - 1] * max(1, int(features.n_categories[j]))
-        if basis == "fourier" and _numerical_columns(node, features):
-            keys.append((node_key, "fourier"))
-            groups += [len(keys) - 1] * N_FOURIER
+            k = int(features.n_categories[j])
+            if k > 0 or basis == "linear":
+                keys.append((node_key, j))
+                groups += [len(keys) - 1] * max(1, k)
+        if basis == "fourier":
+            for j in _numerical_columns(node, features):
+                keys.append((node_key, f"fourier {j}"))
+                groups += [len(keys) - 1] * N_FOURIER
         n_node = len(keys) - first
         scales += [0.0 if node.is_root else -math.log(n_node)] * n_node
     return _Features(np.array(groups, dtype=int), tuple(keys), np.array(scales))
@@ -160,10 +166,17 @@ def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str)
 
 @dataclasses.dataclass(frozen=True)
 class FourierBasis:
-    """Random Fourier features (Rahimi & Recht 2007) of the numerical shared columns of each
-    inner node: ``sqrt(2 / M) cos(W_v x_v / l_v + phase_v)``, the paper's non-linear extension
-    (sec. 4.3). ``W_v`` are standard Student-t(5) draws (the spectral density of a Matern-5/2
-    kernel), fixed per node; the length scale ``l_v`` is a hyperparameter fitted with the rest.
+    """Random Fourier features (Rahimi & Recht 2007) of each numerical shared column ``j`` of
+    each inner node ``v``, one column at a time: ``sqrt(2 / M) cos(w_jm x_j / l_v + phase_jm)``,
+    ``m = 1..M``, the paper's non-linear extension (sec. 4.3) made additive. ``w_jm`` are
+    standard Student-t(5) draws (the spectral density of a Matern-5/2 kernel), fixed per
+    column; the length scale ``l_v`` is a hyperparameter fitted with the rest.
+
+    Each column's features form one variance group of ``Sigma_c``, so the inner node's
+    function is a sum of one-dimensional functions, ``sum_j h_j(x_j)``, with ``Var h_j``
+    fitted per column: a shared parameter whose effect differs from path to path gets a small
+    shared part, and the leaf GPs carry the rest. ``frequencies[v]`` and ``phases[v]`` are
+    ``(d_v, M)``, ``d_v`` the node's numerical columns (``None`` without any).
     """
 
     frequencies: tuple[torch.Tensor | None, ...]
@@ -181,10 +194,14 @@ class FourierBasis:
                 frequencies.append(None)
                 phases.append(None)
                 continue
-            normal = rng.standard_normal((d, N_FOURIER))
-            scale = np.sqrt(_MATERN_NU / rng.chisquare(_MATERN_NU, N_FOURIER))
-            frequencies.append(torch.as_tensor(normal * scale))
-            phases.append(torch.as_tensor(rng.uniform(0.0, 2.0 * np.pi, N_FOURIER)))
+            rows = []
+            for _ in range(d):
+                normal = rng.standard_normal(N_FOURIER)
+                scale = np.sqrt(_MATERN_NU / rng.chisquare(_MATERN_NU, N_FOURIER))
+                rows.append(normal * scale)
+            frequencies.append(torch.as_tensor(np.stack(rows)))
+            phase = rng.uniform(0.0, 2.0 * np.pi, d * N_FOURIER).reshape(d, N_FOURIER)
+            phases.append(torch.as_tensor(phase))
         return cls(tuple(frequencies), tuple(phases))
 
 
@@ -198,9 +215,11 @@ def inner_features(
 ) -> torch.Tensor:
     """``z(x)`` of each row (sec. 2.4): per inner node on the path, ``[1, r_v(x)]``; zeros off it.
 
-    With ``fourier`` (and one log length scale per inner node), ``r_v(x)`` also holds the
-    random Fourier features of the node's numerical columns (sec. 4.3). Differentiable in the
-    numerical columns of ``X`` and in ``log_lengthscales``.
+    ``r_v(x)``: the one-hot of each categorical column, and of each numerical column either
+    its centred value ``x_j - 1/2`` (without ``fourier``: the linear basis of sec. 2.4) or, with
+    ``fourier`` and one log length scale per inner node, its random Fourier features (sec.
+    4.3, :class:`FourierBasis`). Differentiable in the numerical columns of ``X`` and in
+    ``log_lengthscales``.
     """
     on = active.to(X.dtype)
     parts = []
@@ -216,12 +235,13 @@ def inner_features(
             k = int(features.n_categories[j])
             if k > 0:
                 parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
-            else:
+            elif fourier is None:
                 parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
         if fourier is not None and fourier.frequencies[v] is not None:
             assert log_lengthscales is not None
             x_v = X[:, _numerical_columns(node, features)]
-            angle = x_v @ fourier.frequencies[v] * torch.exp(-log_lengthscales[v])
-            parts.append(math.sqrt(2.0 / N_FOURIER) * torch.cos(angle + fourier.phases[v]))
-            parts[-1] = parts[-1] * member[:, None]
+            angle = x_v[:, :, None] * fourier.frequencies[v] * torch.exp(-log_lengthscales[v])
+            cosines = math.sqrt(2.0 / N_FOURIER) * torch.cos(angle + fourier.phases[v])
+            cosines = cosines.reshape(X.shape[0], -1)
+            parts.append(cosines * member[:, None])
     return torch.cat(parts, dim=1)

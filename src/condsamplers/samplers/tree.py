@@ -30,8 +30,8 @@ class TreeGPSampler(ConditionalSampler):
     """Bayesian optimisation with Jenatton et al.'s tree GP, on the tree inferred from trials.
 
     Each path of the inferred conditional tree is a leaf with its own GP; parameters shared by
-    several paths live at inner nodes as random linear functions of their values and of random
-    Fourier features of them (sec. 2.4 and 4.3), which carry what one path teaches the others
+    several paths live at inner nodes as random linear functions of random Fourier features of
+    each of them (sec. 2.4 and 4.3), which carry what one path teaches the others
     (:class:`condsamplers.models.tree_gp.TreeGP`). Fitting costs
     ``O(V^3 + sum_p n_p^3)`` instead of the ``O(n^3)`` of a joint kernel. Usage::
 
@@ -50,9 +50,10 @@ class TreeGPSampler(ConditionalSampler):
             path EI, so it searches every path at once (``"auto"`` or ``"joint"``).
         leaf_inputs: ``"path"`` (a leaf GP sees every parameter active on its path) or
             ``"leaf"`` (only the parameters of that path alone, as in the paper's experiments).
-        inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (sec. 4.3: random Fourier
-            features of the shared parameters, so what one path teaches the others about them
-            is non-linear).
+        inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (default; sec. 4.3: random
+            Fourier features of each shared numerical parameter, with a variance of its own,
+            so what one path teaches the others about it is non-linear, and a parameter whose
+            effect differs from path to path is left to each path's GP; docs/design.md).
         signal_variance: ``"shared"`` (default: one signal variance for all paths) or
             ``"leaf"`` (each path's GP has its own, the ``K_p`` of eq. 1; the default of
             ``CondBayesSearchCV``, docs/search_cv.md sec. 8).

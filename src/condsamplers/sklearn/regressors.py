@@ -293,7 +293,8 @@ class TreeGPRegressor(_ConditionalRegressor):
             ``"leaf"``: only the columns active on that leaf alone (shared ones act linearly).
         independent: ``c = 0``: independent GPs per leaf (the paper's baseline).
         inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (sec. 4.3: random Fourier
-            features of the shared columns, so they act non-linearly across leaves).
+            features of each shared numerical column, with a variance of its own, so shared
+            columns act non-linearly across leaves).
         paths: the leaves, as lists of column indices active together (one list per leaf);
             leaves without training rows are allowed. ``None``: the patterns seen in ``fit``.
         n_restarts: as for :class:`CondGPRegressor`.
