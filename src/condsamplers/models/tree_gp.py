@@ -39,10 +39,10 @@ nodes, their intercepts and the one-hot of a categorical column that selects the
 give each leaf a level of its own, with a Gaussian prior.)
 
 **Prior scale of the inner nodes.** ``Sigma_c`` has one variance per group of features of an
-inner node ``v`` (its intercept, each shared column, its Fourier features); below the root it
-is divided by ``g_v``, the number of groups of ``v``, so that a priori each such node adds a
-variance of order 1 to ``z(x)^T c`` (``y`` is standardised), whatever the number of parameters
-that live there. With one unit of variance per group (the paper fixes these hyperparameters
+inner node ``v`` (its intercept and each shared column: its one-hot, its linear term or its
+Fourier features); below the root it is divided by ``g_v``, the number of groups of ``v``, so
+that a priori each such node adds a variance of order 1 to ``z(x)^T c`` (``y`` is
+standardised), whatever the number of parameters that live there. With one unit of variance per group (the paper fixes these hyperparameters
 and is silent on this) a node holding ten parameters was a priori ten times as variable as a
 node holding one: on the CASH space of ``benchmarks/hpo`` the model gave a gradient-boosting
 configuration on a path it had not seen a prior standard deviation of 3.5 (the data span about

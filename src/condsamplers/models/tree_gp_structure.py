@@ -140,8 +140,9 @@ def _numerical_columns(node: InnerNode, features: FeatureSpec) -> list[int]:
 
 def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str) -> _Features:
     """Groups of ``z(x)`` per inner node, in :func:`inner_features`'s order: the intercept,
-    then each categorical column (its one-hot), then each numerical column (its linear term,
-    or with ``basis="fourier"`` its ``N_FOURIER`` Fourier features)."""
+    then the node's columns in order (a categorical one: its one-hot; a numerical one with
+    ``basis="linear"``: its centred value), then with ``basis="fourier"`` each numerical
+    column's ``N_FOURIER`` Fourier features."""
     groups: list[int] = []
     keys: list[tuple[tuple[int, ...], int | str | None]] = []
     scales: list[float] = []
