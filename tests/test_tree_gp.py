@@ -146,6 +146,33 @@ def test_tree_gp_equals_the_joint_gp_with_the_induced_kernel(options: dict) -> N
     np.testing.assert_allclose(got_var, var, rtol=1e-8, atol=1e-8)
 
 
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"leaf_inputs": "leaf"}, {"signal_variance": "leaf"}, {"offsets": "shared"}],
+    ids=["default", "leaf-inputs", "signal-variance-per-leaf", "shared-offset"],
+)
+def test_both_forms_of_the_evidence_agree_with_their_gradients(options: dict) -> None:
+    """Eq. 3 (per-leaf factors and the V x V ``Lambda_c``) and eq. 4 (one n x n factor) are
+    one density: the same value and gradient away from the fitted hyperparameters too. The
+    fit uses eq. 4 when there are more inner features than observations (here 37 > 15)."""
+    X, active, y = _data()
+    model = TreeGP(seed=0, max_iter=20, **options).fit(X, active, y, FEATURES)
+    assert model.layout_.n_features > len(y)
+    rng = np.random.default_rng(3)
+    params = {
+        k: (v + 0.3 * torch.as_tensor(rng.standard_normal(v.shape))).requires_grad_(True)
+        for k, v in model.params_.items()
+    }
+    values, gradients = [], []
+    for form in (model._log_evidence_by_leaf, model._log_evidence_joint):
+        value = form(params)
+        values.append(value.item())
+        gradients.append(torch.autograd.grad(value, list(params.values())))
+    assert values[0] == pytest.approx(values[1], rel=1e-9)
+    for by_leaf, joint in zip(*gradients, strict=True):
+        np.testing.assert_allclose(by_leaf.numpy(), joint.numpy(), rtol=1e-7, atol=1e-9)
+
+
 def test_structure_follows_the_paper_tree() -> None:
     structure = TreeStructure.from_leaves(LEAVES, len(N_CATEGORIES))
     root, *inner = structure.inner_nodes

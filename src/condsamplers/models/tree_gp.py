@@ -38,17 +38,17 @@ leaves then share only that constant: independent GPs per leaf around one level.
 nodes, their intercepts and the one-hot of a categorical column that selects the leaf still
 give each leaf a level of its own, with a Gaussian prior.)
 
-**Prior scale of the inner nodes.** ``Sigma_c`` has one variance per group of features of an
-inner node ``v`` (its intercept and each shared column: its one-hot, its linear term or its
-Fourier features); below the root it is divided by ``g_v``, the number of groups of ``v``, so
-that a priori each such node adds a variance of order 1 to ``z(x)^T c`` (``y`` is
-standardised), whatever the number of parameters that live there. With one unit of variance per group (the paper fixes these hyperparameters
-and is silent on this) a node holding ten parameters was a priori ten times as variable as a
-node holding one: on the CASH space of ``benchmarks/hpo`` the model gave a gradient-boosting
-configuration on a path it had not seen a prior standard deviation of 3.5 (the data span about
-1), and EI went to the estimator families with the most parameters rather than near the best
-configurations. The root is left as it was: it is on every path and fitted from every trial,
-and dividing its variances too cost the branching-and-nested benchmark (median final regret
+**Prior scale of the inner nodes.** ``Sigma_c`` has one variance per group of features of an inner
+node ``v`` (its intercept and each shared column: its one-hot, its linear term or its Fourier
+features); below the root it is divided by ``g_v``, the number of groups of ``v``, so that a priori
+each such node adds a variance of order 1 to ``z(x)^T c`` (``y`` is standardised), whatever the
+number of parameters that live there. With one unit of variance per group (the paper fixes these
+hyperparameters and is silent on this) a node holding ten parameters was a priori ten times as
+variable as a node holding one: on the CASH space of ``benchmarks/hpo`` the model gave a
+gradient-boosting configuration on a path it had not seen a prior standard deviation of 3.5 (the
+data span about 1), and EI went to the estimator families with the most parameters rather than near
+the best configurations. The root is left as it was: it is on every path and fitted from every
+trial, and dividing its variances too cost the branching-and-nested benchmark (median final regret
 0.4 against 0.1, 10 seeds) while the CASH tasks did not need it.
 
 **Inference** (sec. 2.2-2.3), on standardised ``y``, with ``M_p = K_p + sigma^2 I``,
@@ -275,6 +275,7 @@ class TreeGP(TreeGPInference, Surrogate):
         # The Fourier basis depends on fitted length scales: recomputed per evaluation instead.
         linear = self.fourier_ is None
         self.Z_ = self.inner_features(self.X_, self.active_).detach() if linear else None
+        self.feature_cache_: dict[int, torch.Tensor] = {}
         self.rows_ = {
             int(p): torch.as_tensor(np.flatnonzero(self.leaf_of_ == p))
             for p in np.unique(self.leaf_of_)
@@ -333,7 +334,15 @@ class TreeGP(TreeGPInference, Surrogate):
         """``z(x_i)`` of the training rows (fixed, except the Fourier basis's length scales)."""
         if self.Z_ is not None:
             return self.Z_
-        return self.inner_features(self.X_, self.active_, params)
+        return inner_features(
+            self.structure_,
+            self.features_,
+            self.X_,
+            self.active_,
+            self.fourier_,
+            params["log_fourier_lengthscale"],
+            self.feature_cache_,
+        )
 
     def _default_params(self) -> Params:
         d = self.features_.n_features

@@ -213,6 +213,7 @@ def inner_features(
     active: torch.Tensor,
     fourier: FourierBasis | None = None,
     log_lengthscales: torch.Tensor | None = None,
+    cache: dict[int, torch.Tensor] | None = None,
 ) -> torch.Tensor:
     """``z(x)`` of each row (sec. 2.4): per inner node on the path, ``[1, r_v(x)]``; zeros off it.
 
@@ -220,24 +221,20 @@ def inner_features(
     its centred value ``x_j - 1/2`` (without ``fourier``: the linear basis of sec. 2.4) or, with
     ``fourier`` and one log length scale per inner node, its random Fourier features (sec.
     4.3, :class:`FourierBasis`). Differentiable in the numerical columns of ``X`` and in
-    ``log_lengthscales``.
+    ``log_lengthscales``. ``cache`` (for a fixed ``X`` without gradient, such as the training
+    rows while the length scales are fitted) keeps each node's features that do not depend
+    on the length scales between calls.
     """
     on = active.to(X.dtype)
     parts = []
     for v, node in enumerate(structure.inner_nodes):
-        if node.is_root:
-            member = torch.ones(X.shape[0], dtype=X.dtype)
-        elif node.columns:
-            member = on[:, list(node.columns)].amax(dim=1)
-        else:
-            member = torch.zeros(X.shape[0], dtype=X.dtype)
-        parts.append(member[:, None])
-        for j in node.columns:
-            k = int(features.n_categories[j])
-            if k > 0:
-                parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
-            elif fourier is None:
-                parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
+        fixed = None if cache is None else cache.get(v)
+        if fixed is None:
+            fixed = _fixed_node_features(node, features, X, on, fourier is None)
+            if cache is not None:
+                cache[v] = fixed
+        parts.append(fixed)
+        member = fixed[:, 0]
         if fourier is not None and fourier.frequencies[v] is not None:
             assert log_lengthscales is not None
             x_v = X[:, _numerical_columns(node, features)]
@@ -245,4 +242,26 @@ def inner_features(
             cosines = math.sqrt(2.0 / N_FOURIER) * torch.cos(angle + fourier.phases[v])
             cosines = cosines.reshape(X.shape[0], -1)
             parts.append(cosines * member[:, None])
+    return torch.cat(parts, dim=1)
+
+
+def _fixed_node_features(
+    node: InnerNode, features: FeatureSpec, X: torch.Tensor, on: torch.Tensor, linear: bool
+) -> torch.Tensor:
+    """The features of inner node ``node`` that no hyperparameter changes: its membership
+    (the intercept: 1 on the node's paths), the one-hot of each categorical column, and with
+    the ``linear`` basis each numerical column's centred value."""
+    if node.is_root:
+        member = torch.ones(X.shape[0], dtype=X.dtype)
+    elif node.columns:
+        member = on[:, list(node.columns)].amax(dim=1)
+    else:
+        member = torch.zeros(X.shape[0], dtype=X.dtype)
+    parts = [member[:, None]]
+    for j in node.columns:
+        k = int(features.n_categories[j])
+        if k > 0:
+            parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
+        elif linear:
+            parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
     return torch.cat(parts, dim=1)
