@@ -153,8 +153,8 @@ def test_tree_gp_equals_the_joint_gp_with_the_induced_kernel(options: dict) -> N
 )
 def test_both_forms_of_the_evidence_agree_with_their_gradients(options: dict) -> None:
     """Eq. 3 (per-leaf factors and the V x V ``Lambda_c``) and eq. 4 (one n x n factor) are
-    one density: the same value and gradient away from the fitted hyperparameters too. The
-    fit uses eq. 4 when there are more inner features than observations (here 37 > 15)."""
+    one density: the same value and gradient away from the fitted hyperparameters too (the fit
+    uses eq. 4 when there are more inner features than observations, and many of them)."""
     X, active, y = _data()
     model = TreeGP(seed=0, max_iter=20, **options).fit(X, active, y, FEATURES)
     assert model.layout_.n_features > len(y)

@@ -61,6 +61,10 @@ trial, and dividing its variances too cost the branching-and-nested benchmark (m
 (eq. 3, written with Woodbury's identity and the determinant lemma), all through Cholesky
 factors: ``O(V^3 + sum_p n_p^3)``. It equals the log density of the joint GP of eq. 4,
 ``N(y; b, Z Sigma_c Z^T + K_block + sigma^2 I)``; ``tests/test_tree_gp.py`` checks this to 1e-8.
+When there are many more inner features than observations (``V > n`` and ``V >= 256``, as on a
+CASH space with hundreds of Fourier features and tens of trials) the fit evaluates that ``n x n``
+form instead, ``O(n^2 V + n^3)``: the same density and gradient (to rounding), about ten times
+cheaper there (:data:`~condsamplers.models.tree_gp_posterior.JOINT_FORM_MIN_FEATURES`).
 Hyperparameters (length scales, ``s``, ``b_p``, ``Sigma_c``, ``sigma^2``) maximise ``log P(y)``
 plus log priors: the length-scale prior of :func:`~condsamplers.kernels.log_omega_prior`,
 Gamma(2, 1) on ``s`` and on each variance of ``Sigma_c``, Gamma(1.1, 30) on ``sigma^2``,

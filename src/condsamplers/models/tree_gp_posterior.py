@@ -34,6 +34,15 @@ class _Bucket:
     masks: torch.Tensor
 
 
+#: The fit evaluates the evidence in eq. 4's ``n x n`` form from this many inner features ``V``
+#: (and ``V > n``). Its ``V x V`` factor makes eq. 3 cost ``O(V^3)``: with the additive Fourier
+#: basis a CASH space has ``V`` = 550-700, where one evaluation with its gradient takes about
+#: 0.11 s by eq. 3 and 0.01 s by eq. 4. Below a few hundred features both cost a few
+#: milliseconds (V = 35-165 on the synthetic problems: 2.6-5.5 ms against 1.1-2.1 ms), a small
+#: part of a suggestion, and the fit keeps eq. 3, the form those problems' figures were
+#: measured with (docs/design.md).
+JOINT_FORM_MIN_FEATURES = 256
+
 #: One leaf's Cholesky factor ``L_p`` and ``L_p^-1 [r_p, Z_p]``.
 _LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
 
@@ -167,8 +176,9 @@ class TreeGPInference:
     def _log_evidence(self, params: Params) -> torch.Tensor:
         """``log P(y)`` for the standardised ``y``: eq. 3 (``O(V^3 + sum_p n_p^3)``), or the
         same density in the form of eq. 4 (``O(n^2 V + n^3)``) when there are more inner
-        features than observations, ``V > n``, where that is the cheaper of the two."""
-        if self.layout_.n_features > len(self.z_):
+        features than observations and at least :data:`JOINT_FORM_MIN_FEATURES` of them."""
+        V = self.layout_.n_features
+        if V >= JOINT_FORM_MIN_FEATURES and V > len(self.z_):
             return self._log_evidence_joint(params)
         return self._log_evidence_by_leaf(params)
 
