@@ -280,6 +280,7 @@ class TreeGP(TreeGPInference, Surrogate):
         linear = self.fourier_ is None
         self.Z_ = self.inner_features(self.X_, self.active_).detach() if linear else None
         self.feature_cache_: dict[int, torch.Tensor] = {}
+        self.joint_rows_: tuple[torch.Tensor, torch.Tensor] | None = None
         self.rows_ = {
             int(p): torch.as_tensor(np.flatnonzero(self.leaf_of_ == p))
             for p in np.unique(self.leaf_of_)
@@ -314,11 +315,16 @@ class TreeGP(TreeGPInference, Surrogate):
         return "linear" if self.independent else self.inner_basis
 
     def inner_features(
-        self, X: torch.Tensor, active: torch.Tensor, params: Params | None = None
+        self,
+        X: torch.Tensor,
+        active: torch.Tensor,
+        params: Params | None = None,
+        cache: dict[int, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         """``z(x)`` of each row; an empty ``(n, 0)`` matrix for the independent model.
 
-        ``params`` (default: the fitted ones) matter only for the Fourier basis.
+        ``params`` (default: the fitted ones) matter only for the Fourier basis; ``cache``: as
+        for :func:`~condsamplers.models.tree_gp_structure.inner_features`.
         """
         if self.independent:
             return torch.zeros((X.shape[0], 0), dtype=torch.float64)
@@ -332,21 +338,14 @@ class TreeGP(TreeGPInference, Surrogate):
             active,
             self.fourier_,
             params["log_fourier_lengthscale"],
+            cache,
         )
 
     def _training_features(self, params: Params) -> torch.Tensor:
         """``z(x_i)`` of the training rows (fixed, except the Fourier basis's length scales)."""
         if self.Z_ is not None:
             return self.Z_
-        return inner_features(
-            self.structure_,
-            self.features_,
-            self.X_,
-            self.active_,
-            self.fourier_,
-            params["log_fourier_lengthscale"],
-            self.feature_cache_,
-        )
+        return self.inner_features(self.X_, self.active_, params, self.feature_cache_)
 
     def _default_params(self) -> Params:
         d = self.features_.n_features

@@ -69,6 +69,7 @@ class TreeGPInference:
     masks_: dict[int, torch.Tensor]
     buckets_: list[_Bucket]
     leaf_of_: np.ndarray
+    joint_rows_: tuple[torch.Tensor, torch.Tensor] | None
 
     # -- the pieces of eq. 3 ---------------------------------------------------------------
     def _embedding(self, X: torch.Tensor, active: torch.Tensor, params: Params) -> torch.Tensor:
@@ -201,11 +202,12 @@ class TreeGPInference:
         are at their leaf's distance) and 0 between leaves."""
         noise = torch.exp(params["log_noise"])[0] + self.min_noise
         leaf = self.leaf_of_
-        masks = torch.stack([self._leaf_embedding_mask(int(p)) for p in leaf])
+        masks, same_leaf = self._joint_rows()
         E = self._embedding(self.X_, self.active_, params) * masks
+        # Not kernels.squared_distances(E, E): one row-norm node keeps the gradient's
+        # summation order of the runs docs/benchmarks.md reports.
         sq = (E * E).sum(-1)
         sq = (sq[:, None] + sq[None, :] - 2.0 * E @ E.T).clamp_min(0.0)
-        same_leaf = torch.as_tensor(leaf[:, None] == leaf[None, :], dtype=torch.float64)
         covariance = self._amplitudes(params, leaf)[:, None] * matern52(sq) * same_leaf
         Z = self._training_features(params)
         covariance = covariance + (Z * torch.exp(self._log_variance_c(params))) @ Z.T
@@ -214,6 +216,16 @@ class TreeGPInference:
         r = self.z_ - self._leaf_offsets(params, leaf)
         u = torch.linalg.solve_triangular(L, r[:, None], upper=False)[:, 0]
         return -0.5 * u @ u - torch.log(L.diagonal()).sum() - 0.5 * n * math.log(2.0 * math.pi)
+
+    def _joint_rows(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Per training row its leaf's embedding mask, and which pairs of rows share a leaf
+        (fixed by the data: computed once per fit)."""
+        if self.joint_rows_ is None:
+            leaf = self.leaf_of_
+            masks = torch.stack([self._leaf_embedding_mask(int(p)) for p in leaf])
+            same_leaf = torch.as_tensor(leaf[:, None] == leaf[None, :], dtype=torch.float64)
+            self.joint_rows_ = masks, same_leaf
+        return self.joint_rows_
 
     def _factorise(self) -> None:
         """Cache what prediction needs: per leaf ``L_p``, ``M_p^-1 r_p``, ``M_p^-1 Z_p``;
