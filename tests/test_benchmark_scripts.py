@@ -117,6 +117,35 @@ def test_real_hpo_suite_quick_mode_runs_every_sampler_and_reports(tmp_path: Path
     assert (tmp_path / "q" / "report.md").read_text().startswith("Command: `python -m")
 
 
+def test_an_evaluation_past_its_time_limit_is_stopped_and_scored_as_failed() -> None:
+    """``benchmarks/hpo/time_limit.py``: the evaluation runs in a child process; a result
+    within the limit comes back unchanged, one past it (or a child that dies) gives ``None``,
+    and a CASH evaluation stopped at its limit scores the task's worst value."""
+    import functools
+    import time
+
+    import optuna
+
+    from benchmarks.hpo.cash import classifier_space, evaluate, evaluate_with_time_limit
+    from benchmarks.hpo.spec import suggest
+    from benchmarks.hpo.time_limit import evaluate_within
+
+    assert evaluate_within(abs, -2.5, seconds=60) == 2.5
+    start = time.perf_counter()
+    assert evaluate_within(time.sleep, 30.0, seconds=0.5) is None
+    assert time.perf_counter() - start < 20  # stopped, not waited for
+    assert evaluate_within(functools.partial(os._exit, 3), None, seconds=60) is None
+    with pytest.raises(ValueError, match="seconds must be > 0"):
+        evaluate_within(abs, 1.0, seconds=0)
+
+    trial = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0)).ask()
+    config = suggest(trial, classifier_space())
+    within, extras = evaluate_with_time_limit(config, "iris", "classification", 60.0)
+    assert (within, extras["failed"]) == (evaluate(config, "iris", "classification")[0], 0.0)
+    value, extras = evaluate_with_time_limit(config, "iris", "classification", 1e-3)
+    assert value == 1.0 and extras == {"failed": 1.0, "timed_out": 1.0, "seconds": 1e-3}
+
+
 def test_on_bound_counts_numerical_values_at_either_end_after_the_startup_trials() -> None:
     from benchmarks.hpo.peers import N_STARTUP
     from benchmarks.hpo.report import on_bound
