@@ -120,8 +120,8 @@ def test_real_hpo_suite_quick_mode_runs_every_sampler_and_reports(tmp_path: Path
 def test_an_evaluation_past_its_time_limit_is_stopped_and_scored_as_failed() -> None:
     """``benchmarks/hpo/time_limit.py``: the evaluation runs in a child process; a result
     within the limit comes back unchanged, one past it (or a child that dies) gives ``None``,
-    and a CASH evaluation stopped at its limit scores the task's worst value."""
-    import functools
+    an exception in the child is raised in the parent, and a CASH evaluation stopped at its
+    limit scores the task's worst value."""
     import time
 
     import optuna
@@ -134,7 +134,9 @@ def test_an_evaluation_past_its_time_limit_is_stopped_and_scored_as_failed() -> 
     start = time.perf_counter()
     assert evaluate_within(time.sleep, 30.0, seconds=0.5) is None
     assert time.perf_counter() - start < 20  # stopped, not waited for
-    assert evaluate_within(functools.partial(os._exit, 3), None, seconds=60) is None
+    assert evaluate_within(os._exit, 3, seconds=60) is None
+    with pytest.raises(ValueError, match="invalid literal"):  # raised in the child
+        evaluate_within(int, "not a number", seconds=60)
     with pytest.raises(ValueError, match="seconds must be > 0"):
         evaluate_within(abs, 1.0, seconds=0)
 

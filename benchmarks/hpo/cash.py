@@ -250,7 +250,8 @@ def evaluate_with_time_limit(
     config: Config, dataset: str, kind: str, seconds: float
 ) -> tuple[float, dict[str, float]]:
     """:func:`evaluate` stopped at ``seconds`` of wall time (hyperopt-sklearn's
-    ``trial_timeout``): a configuration that has not finished by then gets
+    ``trial_timeout``): a configuration that has not finished by then (or whose process died
+    without a result) gets
     :func:`worst_value` and ``extras = {"failed": 1, "timed_out": 1, "seconds": seconds}``."""
     result = evaluate_within(
         functools.partial(evaluate, dataset=dataset, kind=kind), config, seconds

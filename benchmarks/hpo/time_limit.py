@@ -28,7 +28,13 @@ def _evaluate_in_child(
     config: Any,
 ) -> None:
     try:
-        sink.send(evaluate_fn(config))
+        outcome: tuple[bool, Any] = (True, evaluate_fn(config))
+    except Exception as exc:  # raised again in the parent (e.g. a missing package)
+        outcome = (False, exc)
+    try:
+        sink.send(outcome)
+    except Exception:  # an exception that does not pickle
+        sink.send((False, RuntimeError(repr(outcome[1]))))
     finally:
         sink.close()
 
@@ -38,7 +44,8 @@ def evaluate_within(
 ) -> Result | None:
     """``evaluate_fn(config)`` run in a child process; ``None`` when it did not return within
     ``seconds`` (the child is then killed) or died without a result (a crash of native code).
-    ``evaluate_fn`` and ``config`` must pickle (a module-level function or a partial of one)."""
+    An exception ``evaluate_fn`` raises is raised here. ``evaluate_fn`` and ``config`` must
+    pickle (a module-level function or a partial of one)."""
     if not seconds > 0:
         raise ValueError(f"seconds must be > 0, got {seconds!r}")
     source, sink = _CONTEXT.Pipe(duplex=False)
@@ -49,9 +56,12 @@ def evaluate_within(
         if not source.poll(seconds):
             return None
         try:
-            return source.recv()
+            succeeded, payload = source.recv()
         except EOFError:  # the child died before it sent anything
             return None
+        if not succeeded:
+            raise payload
+        return payload
     finally:
         if child.is_alive():
             child.kill()
