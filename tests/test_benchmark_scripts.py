@@ -170,7 +170,8 @@ def test_on_bound_counts_numerical_values_at_either_end_after_the_startup_trials
 def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> None:
     """``benchmarks/hpo/search_cv_cash.py``: the CASH space as a list of dicts (one per set of
     active parameters) covers every estimator family and preprocessing, and the estimator
-    passes only the parameters active under the space's conditions to the pipeline."""
+    passes only the parameters active under the space's conditions to the pipeline (within
+    ``fit_seconds`` when it is set)."""
 
     from sklearn.base import clone
     from sklearn.model_selection import ParameterSampler
@@ -197,6 +198,11 @@ def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> N
             assert set(model.config_) == active  # the active parameters, and only those
             assert {IDENT[name] for name in active} <= set(params)
             assert model.predict(X[:3]).shape == (3,)
+            if fitted == 0:  # a fit limit: the same fit within it, TimeoutError past it
+                limited = clone(model).set_params(fit_seconds=60.0).fit(X, y)
+                assert (limited.predict(X) == model.predict(X)).all()
+                with pytest.raises(TimeoutError, match="fit_seconds"):
+                    clone(model).set_params(fit_seconds=1e-3).fit(X, y)
             fitted += 1
     assert fitted >= 2
 

@@ -313,3 +313,11 @@ def build_pipeline(config: Config, kind: str) -> Pipeline:
             (root, _BUILDERS[estimator](config, regression)),
         ]
     )
+
+
+def fit_pipeline(job: tuple[Config, str, Any, Any]) -> Pipeline:
+    """``build_pipeline(config, kind).fit(X, y)`` for ``job = (config, kind, X, y)``: one
+    argument, so that :func:`benchmarks.hpo.time_limit.evaluate_within` can run it in a child
+    process (this module imports no torch, so the child starts fast)."""
+    config, kind, X, y = job
+    return build_pipeline(config, kind).fit(X, y)

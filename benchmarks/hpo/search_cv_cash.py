@@ -12,8 +12,12 @@ or on ``best_score_``), the default scoring (accuracy) and ``error_score=0.0``: 
 whose fit or prediction raises scores accuracy 0 on that fold, the worst value, in both
 searches (as the suite's ``evaluate`` scores a failing configuration worst; with
 CondBayesSearchCV's default ``np.nan`` it would be told as the worst finite score instead,
-while RandomizedSearchCV would rank it last: 0.0 treats both the same). CondBayesSearchCV runs
-with its defaults.
+while RandomizedSearchCV would rank it last: 0.0 treats both the same). Where the suite limits
+an evaluation's time (breast cancer, digits: :data:`benchmarks.hpo.cash.TIME_LIMITS`), one fit
+may take a third of it (:data:`FIT_TIME_LIMITS`, 20 s; ``CashClassifier(fit_seconds=...)``): a
+fit past it raises, so that fold scores ``error_score``, in both searches; a run records its
+limit, and runs under another limit are neither reused nor reported together.
+CondBayesSearchCV runs with its defaults.
 
 The space as a list of dicts (``--space``); *branching* parameters are those that are the parent
 of another (``preprocessing``, ``classifier``, ``svc.kernel``, ``knn.algorithm``, ...):
@@ -69,8 +73,10 @@ from optuna.distributions import IntDistribution  # noqa: E402
 from sklearn.base import BaseEstimator, ClassifierMixin  # noqa: E402
 from sklearn.utils import check_random_state  # noqa: E402
 
-from benchmarks.hpo.cash import DATASETS, build_pipeline, classifier_space, load_dataset  # noqa: E402
+from benchmarks.hpo.cash import DATASETS, TIME_LIMITS, classifier_space, load_dataset  # noqa: E402
+from benchmarks.hpo.cash_pipeline import fit_pipeline  # noqa: E402
 from benchmarks.hpo.spec import Param, active_params  # noqa: E402
+from benchmarks.hpo.time_limit import evaluate_within  # noqa: E402
 from condsamplers.sklearn.search import DEFAULT_SAMPLER_OPTIONS  # noqa: E402
 
 METHODS = ("CondBayesSearchCV", "RandomizedSearchCV")
@@ -93,16 +99,25 @@ assert len(set(IDENT.values())) == len(IDENT), "parameter names collide"
 assert all(n.isidentifier() and "__" not in n for n in IDENT.values())
 
 
+#: dataset -> seconds one fit may take (a third of the suite's limit on a 3-fold evaluation,
+#: :data:`benchmarks.hpo.cash.TIME_LIMITS`); a fit past it raises, and the search scores the
+#: fold ``error_score``.
+FIT_TIME_LIMITS: dict[str, float] = {d: s / 3 for d, s in TIME_LIMITS.items()}
+
+
 class CashClassifier(ClassifierMixin, BaseEstimator):
     """The CASH pipeline as one estimator: one keyword parameter per parameter of the space,
-    default ``None``. (Mixin first, as scikit-learn asks, so its tags mark a classifier.)"""
+    default ``None``, and ``fit_seconds`` (default ``None``: no limit), the wall time one fit
+    may take before it is stopped and raises ``TimeoutError``. (Mixin first, as scikit-learn
+    asks, so its tags mark a classifier.)"""
 
     def __init__(self, **params: Any) -> None:
-        unknown = sorted(set(params) - set(IDENT.values()))
+        unknown = sorted(set(params) - {*IDENT.values(), "fit_seconds"})
         if unknown:
             raise TypeError(f"CashClassifier got unexpected parameters {unknown}")
         for name in IDENT.values():
             setattr(self, name, params.get(name))
+        self.fit_seconds = params.get("fit_seconds")
 
     def fit(self, X: Any, y: Any) -> CashClassifier:
         config: dict[str, Any] = {}
@@ -114,7 +129,15 @@ class CashClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"CashClassifier: {IDENT[p.name]} is active but not set")
             config[p.name] = value
         self.config_ = config
-        self.pipeline_ = build_pipeline(config, "classification").fit(X, y)
+        if self.fit_seconds is None:
+            self.pipeline_ = fit_pipeline((config, "classification", X, y))
+        else:
+            fitted = evaluate_within(
+                fit_pipeline, (config, "classification", X, y), self.fit_seconds
+            )
+            if fitted is None:
+                raise TimeoutError(f"CashClassifier: fit ran past fit_seconds={self.fit_seconds}")
+            self.pipeline_ = fitted
         self.classes_ = self.pipeline_.classes_
         return self
 
@@ -125,7 +148,10 @@ class CashClassifier(ClassifierMixin, BaseEstimator):
 # scikit-learn reads the parameter names from the signature of __init__ (get_params, clone).
 _signature = inspect.Signature(
     [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    + [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in IDENT.values()]
+    + [
+        inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None)
+        for n in (*IDENT.values(), "fit_seconds")
+    ]
 )
 setattr(CashClassifier.__init__, "__signature__", _signature)  # noqa: B010
 
@@ -240,7 +266,8 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
     if method in VARIANT_METHODS:
         kwargs["sampler"] = variant_sampler(method, seed)
     cls = RandomizedSearchCV if method == "RandomizedSearchCV" else CondBayesSearchCV
-    search = cls(CashClassifier(), search_space(space), **kwargs)
+    fit_seconds = FIT_TIME_LIMITS.get(dataset)
+    search = cls(CashClassifier(fit_seconds=fit_seconds), search_space(space), **kwargs)
     start = time.perf_counter()
     with warnings.catch_warnings(), threadpool_limits(limits=1):
         for category in (ConvergenceWarning, FitFailedWarning, UserWarning):
@@ -256,6 +283,7 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
         "seed": seed,
         "n_iter": n_iter,
         "space": space,
+        "fit_seconds": fit_seconds,
         "best_score": float(search.best_score_),
         "best_family": params[search.best_index_]["classifier"],
         "scores": [float(s) for s in results["mean_test_score"]],
@@ -332,10 +360,13 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "search_cv_runs.jsonl"
     runs = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-    done = {(r["dataset"], r["method"], r["seed"], r["n_iter"], r["space"]) for r in runs}
+    done = {
+        (r["dataset"], r["method"], r["seed"], r["n_iter"], r["space"], r.get("fit_seconds"))
+        for r in runs
+    }
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     for dataset, seed, method in itertools.product(args.datasets, seeds, args.methods):
-        key = (dataset, method, seed, args.n_iter, args.space)
+        key = (dataset, method, seed, args.n_iter, args.space, FIT_TIME_LIMITS.get(dataset))
         if key in done:
             continue
         run = run_one(dataset, method, seed, args.n_iter, args.space)
@@ -355,6 +386,7 @@ def main() -> None:
         and r["seed"] in seeds
         and r["n_iter"] == args.n_iter
         and r["space"] == args.space
+        and r.get("fit_seconds") == FIT_TIME_LIMITS.get(r["dataset"])
     ]
     command = "python -m benchmarks.hpo.search_cv_cash " + " ".join(map(shlex.quote, sys.argv[1:]))
     head = (
