@@ -22,12 +22,12 @@ Result = TypeVar("Result")
 _CONTEXT = multiprocessing.get_context("forkserver")
 #: Modules the fork server imports once, so that each child starts with them loaded instead of
 #: importing them again (2-4 s per child on a busy 2-core machine): the CASH evaluations and
-#: their libraries, and ``search_cv_cash``, which a child runs again as its main module when it
-#: is the script (with condsamplers and torch: imported, never run, in the fork server). A
-#: module that is not installed is skipped.
+#: their libraries, and what ``search_cv_cash`` imports, which a child runs again as its main
+#: module when it is the script (condsamplers and torch: imported, never run, in the fork
+#: server). A module that is not installed is skipped.
 PRELOAD = (
     "benchmarks.hpo.cash",
-    "benchmarks.hpo.search_cv_cash",
+    "condsamplers.sklearn",
     "sklearn.ensemble",
     "sklearn.linear_model",
     "sklearn.neighbors",
