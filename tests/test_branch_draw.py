@@ -8,7 +8,7 @@ import optuna
 import pytest
 
 from condsamplers import TreeGPSampler, infer_space
-from condsamplers.branch_draw import draw_branches, good_trials
+from condsamplers.branch_draw import draw_branches, draw_order, good_trials
 from condsamplers.space import ConditionalSpace
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -144,3 +144,108 @@ def test_the_sampler_draws_by_default_and_the_same_seed_gives_the_same_suggestio
 def test_branch_draw_must_be_a_bool() -> None:
     with pytest.raises(ValueError, match="branch_draw"):
         TreeGPSampler(branch_draw="yes")  # type: ignore[arg-type]
+
+
+def _designed(
+    rows: list[tuple[dict, float]], choices: dict[str, tuple[str, ...]]
+) -> tuple[ConditionalSpace, np.ndarray, np.ndarray, np.ndarray]:
+    """A space and the encoded trials of ``(params, value)`` rows: the parameters named in
+    ``choices`` are categorical, the others floats in [-1, 1]."""
+    trials = []
+    for params, value in rows:
+        distributions = {
+            name: optuna.distributions.CategoricalDistribution(choices[name])
+            if name in choices
+            else optuna.distributions.FloatDistribution(-1.0, 1.0)
+            for name in params
+        }
+        trials.append(
+            optuna.trial.create_trial(params=params, distributions=distributions, value=value)
+        )
+    space = infer_space(trials)
+    encoded = [space.encode_trial(t.params, t.distributions) for t in trials]
+    X = np.array([r[0] for r in encoded])
+    active = np.array([r[1] for r in encoded])
+    return space, X, active, np.array([t.value for t in trials])
+
+
+def _drawn(space: ConditionalSpace, paths: list, name: str) -> set[str]:
+    node = space.nodes[space.index[name]]
+    return {
+        node.distribution.choices[int(v)]
+        for p in paths
+        for key, values in p.branch_values
+        if key == name
+        for v in values
+    }
+
+
+def _draws(
+    designed: tuple[ConditionalSpace, np.ndarray, np.ndarray, np.ndarray], seeds: int = 200
+) -> list[list]:
+    space, X, active, y = designed
+    paths = space.paths()
+    assert paths is not None
+    return [
+        draw_branches(space, X, active, y, paths, np.random.default_rng(seed))
+        for seed in range(seeds)
+    ]
+
+
+def _kernel(kernel: str, level: float, i: int) -> dict:
+    return {"kernel": kernel, f"x_{kernel}": i / 10}
+
+
+def test_a_nested_parameter_finds_its_best_branch_among_its_own_trials() -> None:
+    # The "plain" root branch holds every globally good trial; among the "tree" trials kernel
+    # "a" is best. Counted against the global good set each kernel would hold none of them
+    # (and each was drawn about a third of the time).
+    rows = [({"model": "plain", "x_plain": i / 20}, 0.01 * i) for i in range(12)]
+    for kernel, level in (("a", 1.0), ("b", 3.0), ("c", 3.0)):
+        rows += [
+            ({"model": "tree", **_kernel(kernel, level, i)}, level + i / 100) for i in range(6)
+        ]
+    designed = _designed(rows, {"model": ("plain", "tree"), "kernel": ("a", "b", "c")})
+    kernels = [_drawn(designed[0], kept, "kernel") for kept in _draws(designed)]
+    assert kernels.count({"a"}) > 150
+
+
+def test_a_family_is_judged_at_its_best_nested_branch() -> None:
+    # svc's kernel "a" holds two of the three good trials, its other kernels are poor; k-NN is
+    # steady and holds the third. On its own counts svc (2 good, 10 other) is barely ahead of
+    # k-NN (1 good, 9 other); at its best kernel (2 good, 0 other) it is drawn nearly always.
+    rows = [({"family": "knn", "x_knn": i / 10}, 0.5 + i / 100) for i in range(10)]
+    rows += [({"family": "svc", **_kernel("a", 0.0, i)}, 0.1 * (i + 1)) for i in range(2)]
+    rows += [
+        ({"family": "svc", **_kernel(k, 5.0, i)}, 5.0 + i / 100) for k in "bc" for i in range(5)
+    ]
+    rows += [({"family": "lr", "x_lr": i / 8}, 2.0 + i / 100) for i in range(8)]
+    designed = _designed(rows, {"family": ("knn", "svc", "lr"), "kernel": ("a", "b", "c")})
+    families = [_drawn(designed[0], kept, "family") for kept in _draws(designed)]
+    assert families.count({"svc"}) > 180
+
+
+def _prep(family: str, prep: str, x: float) -> dict:
+    return {"family": family, "prep": prep, f"x_{family}": x, f"z_{prep}": 0.0}
+
+
+def test_the_second_root_parameter_is_judged_on_the_drawn_family_s_trials() -> None:
+    # "prep" (3 branches) is drawn after "family" (4 branches): among svc's trials "p" is the
+    # best preprocessing, though "q" holds two of the three globally good trials (k-NN's).
+    rows = [(_prep("knn", "q", i / 10), i / 100) for i in range(8)]
+    rows += [(_prep("knn", p, 0.0), 1.0) for p in "pr"]
+    rows += [(_prep("svc", "p", i / 6), 0.015 + i / 100) for i in range(6)]
+    rows += [(_prep("svc", p, i / 4), 2.0) for p in "qr" for i in range(3)]
+    rows += [(_prep(f, p, 0.0), 3.0) for f in ("lr", "tree") for p in "pqr"]
+    choices = {"family": ("knn", "svc", "lr", "tree"), "prep": ("p", "q", "r")}
+    designed = _designed(rows, choices)
+    space = designed[0]
+    assert [node.name for node in draw_order(space)[:2]] == ["family", "prep"]
+    preps = [
+        _drawn(space, kept, "prep")
+        for kept in _draws(designed, seeds=1000)
+        if _drawn(space, kept, "family") == {"svc"}
+    ]
+    # Counted over every family's trials "q" would lead; "p" was drawn 36% of the time so.
+    assert len(preps) > 50
+    assert preps.count({"p"}) > 0.5 * len(preps)
