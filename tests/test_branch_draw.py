@@ -38,22 +38,20 @@ def _nested_kinds(trial: optuna.Trial) -> float:
 def _encoded(objective, n: int) -> tuple[ConditionalSpace, np.ndarray, np.ndarray, np.ndarray]:
     study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=1))
     study.optimize(objective, n_trials=n)
-    space = infer_space(study.trials)
-    rows = [space.encode_trial(t.params, t.distributions) for t in study.trials]
+    return _encode(study.trials)
+
+
+def _encode(trials: list) -> tuple[ConditionalSpace, np.ndarray, np.ndarray, np.ndarray]:
+    """The inferred space and the encoded trials: ``X``, ``active`` and the values."""
+    space = infer_space(trials)
+    rows = [space.encode_trial(t.params, t.distributions) for t in trials]
     X = np.array([r[0] for r in rows])
     active = np.array([r[1] for r in rows])
-    return space, X, active, np.array([t.value for t in study.trials])
+    return space, X, active, np.array([t.value for t in trials])
 
 
 def _kinds(space: ConditionalSpace, paths: list) -> set[str]:
-    node = space.nodes[space.index["kind"]]
-    return {
-        node.distribution.choices[int(v)]
-        for p in paths
-        for key, values in p.branch_values
-        if key == "kind"
-        for v in values
-    }
+    return _drawn(space, paths, "kind")
 
 
 @pytest.mark.parametrize(("n", "n_good"), [(1, 1), (5, 1), (30, 3), (31, 4), (500, 25)])
@@ -162,11 +160,7 @@ def _designed(
         trials.append(
             optuna.trial.create_trial(params=params, distributions=distributions, value=value)
         )
-    space = infer_space(trials)
-    encoded = [space.encode_trial(t.params, t.distributions) for t in trials]
-    X = np.array([r[0] for r in encoded])
-    active = np.array([r[1] for r in encoded])
-    return space, X, active, np.array([t.value for t in trials])
+    return _encode(trials)
 
 
 def _drawn(space: ConditionalSpace, paths: list, name: str) -> set[str]:
@@ -192,7 +186,7 @@ def _draws(
     ]
 
 
-def _kernel(kernel: str, level: float, i: int) -> dict:
+def _kernel(kernel: str, i: int) -> dict:
     return {"kernel": kernel, f"x_{kernel}": i / 10}
 
 
@@ -202,9 +196,7 @@ def test_a_nested_parameter_finds_its_best_branch_among_its_own_trials() -> None
     # (and each was drawn about a third of the time).
     rows = [({"model": "plain", "x_plain": i / 20}, 0.01 * i) for i in range(12)]
     for kernel, level in (("a", 1.0), ("b", 3.0), ("c", 3.0)):
-        rows += [
-            ({"model": "tree", **_kernel(kernel, level, i)}, level + i / 100) for i in range(6)
-        ]
+        rows += [({"model": "tree", **_kernel(kernel, i)}, level + i / 100) for i in range(6)]
     designed = _designed(rows, {"model": ("plain", "tree"), "kernel": ("a", "b", "c")})
     kernels = [_drawn(designed[0], kept, "kernel") for kept in _draws(designed)]
     assert kernels.count({"a"}) > 150
@@ -215,10 +207,8 @@ def test_a_family_is_judged_at_its_best_nested_branch() -> None:
     # steady and holds the third. On its own counts svc (2 good, 10 other) is barely ahead of
     # k-NN (1 good, 9 other); at its best kernel (2 good, 0 other) it is drawn nearly always.
     rows = [({"family": "knn", "x_knn": i / 10}, 0.5 + i / 100) for i in range(10)]
-    rows += [({"family": "svc", **_kernel("a", 0.0, i)}, 0.1 * (i + 1)) for i in range(2)]
-    rows += [
-        ({"family": "svc", **_kernel(k, 5.0, i)}, 5.0 + i / 100) for k in "bc" for i in range(5)
-    ]
+    rows += [({"family": "svc", **_kernel("a", i)}, 0.1 * (i + 1)) for i in range(2)]
+    rows += [({"family": "svc", **_kernel(k, i)}, 5.0 + i / 100) for k in "bc" for i in range(5)]
     rows += [({"family": "lr", "x_lr": i / 8}, 2.0 + i / 100) for i in range(8)]
     designed = _designed(rows, {"family": ("knn", "svc", "lr"), "kernel": ("a", "b", "c")})
     families = [_drawn(designed[0], kept, "family") for kept in _draws(designed)]

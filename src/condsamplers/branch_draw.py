@@ -116,7 +116,7 @@ def _branch_draws(
     """One draw per branch of ``node`` (eq. 1); a branch whose values activate a branching
     parameter with ``MIN_BRANCHES`` or more groups takes the highest draw among those groups,
     each counted on the branch's trials (eq. 2)."""
-    draws = rng.beta(1.0 + (member & good).sum(axis=1), 1.0 + (member & ~good).sum(axis=1))
+    draws = _beta_draws(member, good, rng)
     branching = {n.key for n in space.branching_nodes()}
     nested = [n for n in space.children(node.key) if n.key in branching]
     for g, values in enumerate(groups):
@@ -128,11 +128,16 @@ def _branch_draws(
             if len(sub_groups) < MIN_BRANCHES:
                 continue
             sub = _membership(space, child, sub_groups, X, active) & member[g]
-            sub_draws = rng.beta(1.0 + (sub & good).sum(axis=1), 1.0 + (sub & ~good).sum(axis=1))
+            sub_draws = _beta_draws(sub, good, rng)
             best = sub_draws.max() if best is None else max(best, sub_draws.max())
         if best is not None:
             draws[g] = best
     return draws
+
+
+def _beta_draws(member: np.ndarray, good: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Eq. 1 for each row of ``member`` (``(groups, trials)``): ``Beta(1 + good, 1 + other)``."""
+    return rng.beta(1.0 + (member & good).sum(axis=1), 1.0 + (member & ~good).sum(axis=1))
 
 
 def _activated(child: ParamNode, values: tuple[float, ...]) -> bool:
