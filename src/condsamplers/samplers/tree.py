@@ -81,8 +81,8 @@ class TreeGPSampler(ConditionalSampler):
             :class:`condsamplers.samplers.base.ConditionalSampler`. For model selection
             (a CV error or accuracy) pass the bound of the score, ``objective_bound=0.0`` for
             an error minimised or ``1.0`` for an accuracy maximised: the model then fits the
-            log error (on hyperopt-sklearn's CASH space, ahead on two datasets of five and
-            level on three, docs/choosing_a_sampler.md).
+            log error (on hyperopt-sklearn's CASH space, ahead of the values as they are on
+            two datasets of five and level on three, docs/choosing_a_sampler.md).
     """
 
     #: Augmented EI (Huang et al. 2006): EI times ``1 - tau / sqrt(s^2 + tau^2)`` (docs/design.md
