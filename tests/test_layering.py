@@ -19,6 +19,7 @@ STAGES = {
     "kernels": 2,
     "warping": 2,
     "models": 3,
+    "evidence_warping": 3,
     "acquisition": 4,
     "hypervolume": 4,
     "optimize": 5,

@@ -231,6 +231,7 @@ PUBLIC_NAMES = {
     "condsamplers.visualization": ["CURVE_POINTS", "plot_interaction", "plot_main_effects"],
     "condsamplers.warping": [
         "OUTPUT_WARPINGS",
+        "log_regret",
         "log_upper_tail",
         "rank_gaussian",
         "warp_outputs",

@@ -15,8 +15,8 @@ from optuna.distributions import FloatDistribution
 from optuna.trial import TrialState
 
 from condsamplers import BOHAMIANNSampler, DNGOSampler
-from condsamplers.pipeline import log_regret
 from condsamplers.samplers.proposals import PROPOSAL_ATTR, params_key, read_proposal
+from condsamplers.warping import log_regret
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 

@@ -27,6 +27,7 @@ from condsamplers.acquisition import (
     with_feasibility,
 )
 from condsamplers.branch_draw import draw_branches
+from condsamplers.evidence_warping import AUTO_WARPING, fit_by_evidence
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
 from condsamplers.space import (
@@ -36,7 +37,10 @@ from condsamplers.space import (
     at_highest_fidelity,
     with_fidelity,
 )
-from condsamplers.warping import warp_outputs
+from condsamplers.warping import (
+    log_regret,  # noqa: F401 (importable from here)
+    warp_outputs,
+)
 
 ModelFactory = Callable[[int], Surrogate]
 
@@ -101,33 +105,6 @@ class Observations:
         return np.all(np.isnan(self.constraints) | (self.constraints <= 0), axis=1)
 
 
-def log_regret(y: np.ndarray, bound: float) -> np.ndarray:
-    """``log(y - bound)``: minimisation values as the log of their gap to a value none can beat.
-
-    The model then sees a loss on a log scale (the log error of an accuracy, the log of a
-    squared error), on which the differences among good configurations are no longer dwarfed
-    by those of the failures: on the raw scale a few configurations that fail badly (an
-    accuracy of 0.1 beside a best of 0.97) set the output scale, the good region looks flat
-    and EI keeps exploring (docs/search_cv.md sec. 8). A gap of 0 (a value at the bound: a
-    perfect score) is floored at half the smallest positive gap, one step beyond the best
-    measured; all gaps 0 give zeros. Monotone, so the best configurations stay the best.
-
-    Raises:
-        ValueError: a value is below ``bound``.
-    """
-    y = np.asarray(y, dtype=float)
-    gap = y - bound
-    if (gap < 0).any():
-        raise ValueError(
-            f"log_regret: {int((gap < 0).sum())} value(s) are below the bound {bound!r}, "
-            f"e.g. {float(y[gap < 0][0])!r}; the bound must be a value no observation can beat."
-        )
-    positive = gap[gap > 0]
-    if len(positive) == 0:
-        return np.zeros_like(gap)
-    return np.log(np.maximum(gap, 0.5 * positive.min()))
-
-
 @dataclasses.dataclass
 class Proposal:
     """Ranked candidates of one step (best first) and the fitted model."""
@@ -184,9 +161,8 @@ def propose(
     the other parameters, on the paths those values allow: EI conditioned on them. No candidate
     is returned if none can keep them.
 
-    The model is fitted to the values under ``settings.output_warping``
-    (:func:`condsamplers.warping.warp_outputs`), refitted at each step; constraints are not
-    warped.
+    The model is fitted to the values under ``settings.output_warping`` (:func:`fit_warped`),
+    refitted at each step; constraints are not warped.
 
     With several objectives (``data.y`` of shape ``(n, k)``), one surrogate per objective and
     log-EHVI (:func:`condsamplers.pipeline_pareto.propose_pareto`).
@@ -206,8 +182,7 @@ def propose(
         return propose_at_highest_fidelity(
             space, data, model, rng, settings, make_constraint_model, fixed
         )
-    data = dataclasses.replace(data, y=warp_outputs(data.y, settings.output_warping))
-    model.fit(data.X, data.active, data.y, space.features)
+    model, data = fit_warped(space, data, model, settings.output_warping)
     constraints = fit_constraints(space, data, make_constraint_model)
     cost = fit_cost(space, data, make_constraint_model)
     feasible = data.feasible()
@@ -235,6 +210,21 @@ def propose(
         fixed,
     )
     return Proposal(X, active, values, model, path)
+
+
+def fit_warped(
+    space: ConditionalSpace, data: Observations, model: Surrogate, output_warping: str
+) -> tuple[Surrogate, Observations]:
+    """``model`` fitted to ``data``'s values under ``output_warping`` (``"auto"``: the
+    values or their log error, by evidence, :func:`condsamplers.evidence_warping.
+    fit_by_evidence`; else :func:`condsamplers.warping.warp_outputs`), and ``data`` with the
+    values it was fitted to, on which the incumbent and EI are then computed."""
+    if output_warping == AUTO_WARPING:
+        model, y = fit_by_evidence(model, data.X, data.active, data.y, space.features)
+        return model, dataclasses.replace(data, y=y)
+    data = dataclasses.replace(data, y=warp_outputs(data.y, output_warping))
+    model.fit(data.X, data.active, data.y, space.features)
+    return model, data
 
 
 def propose_feasible(

@@ -19,6 +19,7 @@ from condsamplers.acquisition import (
     normal_qmc_samples,
     with_feasibility,
 )
+from condsamplers.evidence_warping import AUTO_WARPING
 from condsamplers.hypervolume import non_dominated_boxes, pareto_mask, reference_point
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, select_path
@@ -96,9 +97,8 @@ def propose_pareto(
         propose_feasible,
     )
 
-    Y = np.column_stack(
-        [warp_outputs(data.y[:, j], settings.output_warping) for j in range(data.y.shape[1])]
-    )
+    warping = "none" if settings.output_warping == AUTO_WARPING else settings.output_warping
+    Y = np.column_stack([warp_outputs(data.y[:, j], warping) for j in range(data.y.shape[1])])
     Y = unit_scaled(Y)
     feasible = data.feasible()
     front_rows = np.flatnonzero(feasible)[pareto_mask(Y[feasible])] if feasible.any() else []

@@ -73,6 +73,33 @@ def warp_outputs(y: np.ndarray, method: str) -> np.ndarray:
     return yeo_johnson(y)
 
 
+def log_regret(y: np.ndarray, bound: float) -> np.ndarray:
+    """``log(y - bound)``: minimisation values as the log of their gap to a value none can beat.
+
+    The model then sees a loss on a log scale (the log error of an accuracy, the log of a
+    squared error), on which the differences among good configurations are no longer dwarfed
+    by those of the failures: on the raw scale a few configurations that fail badly (an
+    accuracy of 0.1 beside a best of 0.97) set the output scale, the good region looks flat
+    and EI keeps exploring (docs/search_cv.md sec. 8). A gap of 0 (a value at the bound: a
+    perfect score) is floored at half the smallest positive gap, one step beyond the best
+    measured; all gaps 0 give zeros. Monotone, so the best configurations stay the best.
+
+    Raises:
+        ValueError: a value is below ``bound``.
+    """
+    y = np.asarray(y, dtype=float)
+    gap = y - bound
+    if (gap < 0).any():
+        raise ValueError(
+            f"log_regret: {int((gap < 0).sum())} value(s) are below the bound {bound!r}, "
+            f"e.g. {float(y[gap < 0][0])!r}; the bound must be a value no observation can beat."
+        )
+    positive = gap[gap > 0]
+    if len(positive) == 0:
+        return np.zeros_like(gap)
+    return np.log(np.maximum(gap, 0.5 * positive.min()))
+
+
 #: Spreads of values beyond these are rescaled before anything squares them (``1e300 ** 2``
 #: overflows to ``inf``, ``1e-300 ** 2`` underflows to 0).
 EXTREME_SPREAD = (1e-100, 1e100)

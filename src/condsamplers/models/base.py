@@ -50,6 +50,14 @@ class Surrogate(abc.ABC):
         model does not estimate one; the acquisition is then plain EI)."""
         return None
 
+    def log_evidence(self) -> float | None:
+        """``log p(y)`` of the values given to :meth:`fit` at the fitted hyperparameters, in
+        the units of ``y`` (the marginal likelihood of the standardised values minus
+        ``n log std(y)``, :func:`condsamplers.models.fitting.evidence_of_values`); ``None``: the
+        model has no evidence of its own (``output_warping="auto"`` then keeps the values as
+        they are, :mod:`condsamplers.evidence_warping`)."""
+        return None
+
     def hyperparameter_models(self: SurrogateT) -> list[SurrogateT]:
         """The models the acquisition averages over: one per hyperparameter sample for a model
         that samples its hyperparameters' posterior (the integrated acquisition of DNGO, Snoek

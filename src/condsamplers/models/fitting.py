@@ -7,6 +7,7 @@ posterior as a function of that dict (Rasmussen & Williams 2006, eq. 2.30 plus l
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -83,6 +84,14 @@ def standardise(y: np.ndarray, model_name: str) -> tuple[torch.Tensor, float, fl
     rounding = 10.0 * float(np.finfo(float).eps) * abs(mean)
     std = std if std > max(rounding, float(np.finfo(float).tiny)) else 1.0
     return torch.as_tensor((y - mean) / std, dtype=torch.float64), mean, std
+
+
+def evidence_of_values(log_ml_standardised: float, n: int, y_std: float) -> float:
+    """``log p(y) = log p(z) - n log s``: the evidence of values ``y`` whose standardised
+    ``z = (y - m) / s`` have the log marginal likelihood ``log p(z)`` (the change of variables
+    of an affine map; what compares fits to differently warped values, Snelson et al. 2004,
+    eq. 8)."""
+    return float(log_ml_standardised) - n * math.log(y_std)
 
 
 def random_restarts(default: Params, n: int, seed: int | None) -> list[Params]:

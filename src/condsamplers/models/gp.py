@@ -29,6 +29,7 @@ from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
     NumericalError,
+    evidence_of_values,
     gamma_log_prior,
     maximise_log_posterior,
     noise_variance_of,
@@ -195,6 +196,11 @@ class ExactGP(Surrogate):
     def prior_mean(self) -> float:
         """The constant prior mean ``beta`` in the units of ``y`` (module docstring)."""
         return float(self.beta_) * self.y_std_ + self.y_mean_
+
+    def log_evidence(self) -> float:
+        """The marginal likelihood at the fitted hyperparameters in the units of ``y``
+        (:func:`~condsamplers.models.fitting.evidence_of_values`)."""
+        return evidence_of_values(self.log_marginal_likelihood_, len(self.z_), self.y_std_)
 
     def noise_variance(self) -> float:
         """The fitted variance of ``eps_i`` (module docstring), in the units of ``y``."""

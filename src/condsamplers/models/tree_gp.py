@@ -94,6 +94,7 @@ from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
     Params,
+    evidence_of_values,
     gamma_log_prior,
     maximise_log_posterior,
     noise_variance_of,
@@ -466,6 +467,11 @@ class TreeGP(TreeGPInference, Surrogate):
         return self._log_evidence(params) + log_prior
 
     # -- prediction (posterior and path_posterior: TreeGPInference) -----------------------
+    def log_evidence(self) -> float:
+        """The marginal likelihood at the fitted hyperparameters in the units of ``y``
+        (:func:`~condsamplers.models.fitting.evidence_of_values`)."""
+        return evidence_of_values(self.log_marginal_likelihood_, len(self.z_), self.y_std_)
+
     def noise_variance(self) -> float:
         """The fitted ``sigma^2`` of eq. 1 (module docstring), in the units of ``y``."""
         return noise_variance_of(self.params_, self.min_noise, self.y_std_)

@@ -32,6 +32,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES
+from condsamplers.evidence_warping import AUTO_WARPING
 from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
@@ -123,7 +124,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         objective_bound: a value of the objective that no trial can beat, when one is known:
             ``1.0`` for an accuracy (or AUC, F1, R^2) maximised, ``0.0`` for a loss or an error
             minimised. The model then fits the log of each value's gap to it (the log error,
-            :func:`condsamplers.pipeline.log_regret`), on which the good configurations are
+            :func:`condsamplers.warping.log_regret`), on which the good configurations are
             told apart as clearly as the bad ones. ``None`` (default): the values as they are.
             A trial whose value beats the bound is an error.
         output_warping: a monotone warp of the objective values (after ``objective_bound``'s
@@ -131,8 +132,14 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             good region (:func:`condsamplers.warping.warp_outputs`): ``"none"``, ``"tail"``
             (the worse half of the values log-compressed, the better half kept as it is),
             ``"tail-rank"`` (the worse half by its rank alone), ``"rank"`` (the Gaussian
-            copula of the ranks) or ``"yeo-johnson"`` (a power transform fitted by maximum
-            likelihood).
+            copula of the ranks), ``"yeo-johnson"`` (a power transform fitted by maximum
+            likelihood) or ``"auto"`` (the default of
+            :class:`~condsamplers.samplers.tree.TreeGPSampler`): while the values have a
+            natural bound (none below ``0`` for a minimised error, loss or RMSE; all in
+            ``[0, 1]`` for a maximised accuracy, bound ``1``), the model is fitted both to the
+            values and to the log of their gap to it, and the fit with the larger evidence is
+            kept (:mod:`condsamplers.evidence_warping`; twice the fitting time); with
+            ``objective_bound`` given, or a model without an evidence, the same as ``"none"``.
         max_model_trials: the most observations the model is fitted to (COMPLETE trials, and
             the reported values of PRUNED ones, ``intermediate_values``); beyond it, the
             best half of that number and a random sample of the others (logged once per
@@ -184,7 +191,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         check_int("n_startup_trials", n_startup_trials, minimum=0)
         if max_model_trials is not None:
             check_int("max_model_trials", max_model_trials, minimum=2)
-        check_choice("output_warping", output_warping, OUTPUT_WARPINGS)
+        check_choice("output_warping", output_warping, (*OUTPUT_WARPINGS, AUTO_WARPING))
+        if objective_bound is not None and output_warping == AUTO_WARPING:
+            output_warping = "none"  # the values are already the log of their gap to the bound
         check_int("n_candidates", n_candidates, minimum=1)
         check_int("n_local_search", n_local_search, minimum=1)
         check_int("n_restarts", n_restarts, minimum=0)

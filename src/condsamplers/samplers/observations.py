@@ -15,10 +15,11 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from condsamplers.log import get_logger
-from condsamplers.pipeline import Observations, log_regret
+from condsamplers.pipeline import Observations
 from condsamplers.samplers.optuna_storage import CONSTRAINTS_ATTR
 from condsamplers.samplers.proposals import encode_pending
 from condsamplers.space import ConditionalSpace, step_fidelity
+from condsamplers.warping import log_regret
 
 _logger = get_logger(__name__)
 
@@ -194,7 +195,7 @@ def gap_to_bound(
     owner: str = "sampler",
 ) -> np.ndarray:
     """``y`` (minimisation values of ``trials``) as the log of their gap to ``bound`` (the
-    sampler's ``objective_bound``; :func:`condsamplers.pipeline.log_regret`); a trial beyond
+    sampler's ``objective_bound``; :func:`condsamplers.warping.log_regret`); a trial beyond
     the bound is an error that names it.
 
     A value beyond the bound by rounding only (a relative ``1e-12``: scikit-learn's average

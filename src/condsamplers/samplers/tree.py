@@ -6,6 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING, Any
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES  # noqa: F401 (importable from here)
+from condsamplers.evidence_warping import AUTO_WARPING
 from condsamplers.models.base import Surrogate
 from condsamplers.models.tree_gp import (
     INNER_BASES,
@@ -113,6 +114,7 @@ class TreeGPSampler(ConditionalSampler):
                 "independent=True has no path EI (the inner-node weights c are 0); "
                 "pass acquisition='joint'."
             )
+        options.setdefault("output_warping", AUTO_WARPING)
         super().__init__(**options)
         self._independent = bool(independent)
         self._leaf_inputs = leaf_inputs
