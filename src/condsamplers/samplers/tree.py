@@ -79,11 +79,14 @@ class TreeGPSampler(ConditionalSampler):
             ``independent_sampler``, ``n_candidates``, ``n_local_search``, ``n_restarts``,
             ``n_fantasies``, ``constraints_func``, ``objective_bound``, ``output_warping``;
             :class:`~condsamplers.samplers.options.SamplerOptions`), documented in
-            :class:`condsamplers.samplers.base.ConditionalSampler`. For model selection
-            (a CV error or accuracy) pass the bound of the score, ``objective_bound=0.0`` for
-            an error minimised or ``1.0`` for an accuracy maximised: the model then fits the
-            log error (on hyperopt-sklearn's CASH space, ahead of the values as they are on
-            two datasets of five and level on three, docs/choosing_a_sampler.md).
+            :class:`condsamplers.samplers.base.ConditionalSampler`. Here ``output_warping``
+            defaults to ``"auto"``: while the values have a natural bound (0 for an error, a
+            loss or an RMSE; 1 for an accuracy maximised), the model is fitted to the values
+            and to their log gap to it, and the fit with the larger evidence is kept
+            (:mod:`condsamplers.evidence_warping`; on a CV score, the log error: the best
+            mean rank of seven samplers on the real-HPO suite, docs/choosing_a_sampler.md).
+            ``objective_bound=0.0`` (an error) or ``1.0`` (an accuracy) fits the log error
+            at every step with one fit.
     """
 
     #: Augmented EI (Huang et al. 2006): EI times ``1 - tau / sqrt(s^2 + tau^2)`` (docs/design.md
