@@ -103,3 +103,20 @@ def test_a_given_bound_or_warping_replaces_auto(options: dict) -> None:
     assert len(study.trials) == 14
     with pytest.raises(ValueError, match="output_warping"):
         DNGOSampler(output_warping="log")
+
+
+def test_a_failed_fit_to_the_log_error_keeps_the_values(monkeypatch) -> None:
+    from condsamplers.models.fitting import NumericalError
+
+    calls = []
+    original = ExactGP.fit
+
+    def fit_failing_on_the_second_call(self, *args):
+        calls.append(1)
+        if len(calls) == 2:
+            raise NumericalError("not positive definite")
+        return original(self, *args)
+
+    monkeypatch.setattr(ExactGP, "fit", fit_failing_on_the_second_call)
+    model, y = fit_by_evidence(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES)
+    assert np.array_equal(y, ERRORS) and model.log_evidence() is not None

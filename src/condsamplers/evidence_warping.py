@@ -31,9 +31,13 @@ import copy
 
 import numpy as np
 
+from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
+from condsamplers.models.fitting import NumericalError
 from condsamplers.space import FeatureSpec
 from condsamplers.warping import log_regret
+
+_logger = get_logger(__name__)
 
 #: The ``output_warping`` that chooses between the values and their log error by evidence.
 AUTO_WARPING = "auto"
@@ -57,7 +61,8 @@ def fit_by_evidence(
     """``(fitted model, the values it was fitted to)``: ``model`` fitted to ``y`` or to their
     log error (:func:`natural_bound`'s bound), whichever has the larger evidence (module docs).
 
-    ``model`` must be unfitted; the log-error fit is made on a copy of it."""
+    ``model`` must be unfitted; the log-error fit is made on a copy of it. If that fit fails
+    (:class:`~condsamplers.models.fitting.NumericalError`, logged), the values are kept."""
     bound = natural_bound(y)
     logged_model = copy.deepcopy(model) if bound is not None else None
     model.fit(X, active, y, features)
@@ -65,7 +70,11 @@ def fit_by_evidence(
     if logged_model is None or raw_evidence is None or np.ptp(y) == 0:
         return model, y
     logged = log_regret(y, bound)
-    logged_model.fit(X, active, logged, features)
+    try:
+        logged_model.fit(X, active, logged, features)
+    except NumericalError as error:
+        _logger.info("The fit to the log error failed (%s); the values are kept.", error)
+        return model, y
     logged_evidence = logged_model.log_evidence()
     if logged_evidence is None or logged_evidence - float(logged.sum()) <= raw_evidence:
         return model, y
