@@ -120,3 +120,11 @@ def test_a_failed_fit_to_the_log_error_keeps_the_values(monkeypatch) -> None:
     monkeypatch.setattr(ExactGP, "fit", fit_failing_on_the_second_call)
     model, y = fit_by_evidence(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES)
     assert np.array_equal(y, ERRORS) and model.log_evidence() is not None
+
+
+def test_beyond_the_row_limit_the_values_are_fitted_alone(monkeypatch) -> None:
+    import condsamplers.evidence_warping as evidence_warping
+
+    monkeypatch.setattr(evidence_warping, "EVIDENCE_MAX_ROWS", len(X) - 1)
+    _, y = fit_by_evidence(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES)
+    assert np.array_equal(y, ERRORS)

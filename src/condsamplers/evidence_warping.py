@@ -19,8 +19,9 @@ likelihood of ``z`` minus ``n log s`` (:meth:`condsamplers.models.base.Surrogate
 At each step, while no value to minimise is negative (bound ``0``) or every one lies in
 ``[-1, 0]`` (an accuracy maximised, negated: bound ``-1``; :func:`natural_bound`), the model
 is fitted twice, to the values and to their log gap to the bound, and the fit with the larger
-evidence is kept (twice the fitting time). Otherwise, or with a model that reports no
-evidence, the values are fitted as they are. A value at the bound, floored by
+evidence is kept (twice the fitting time, or more). Otherwise, with more than
+:data:`EVIDENCE_MAX_ROWS` observations, or with a model that reports no evidence, the values
+are fitted as they are. A value at the bound, floored by
 :func:`~condsamplers.warping.log_regret` at half the smallest positive gap, counts with the
 slope at that floor.
 """
@@ -41,6 +42,10 @@ _logger = get_logger(__name__)
 
 #: The ``output_warping`` that chooses between the values and their log error by evidence.
 AUTO_WARPING = "auto"
+#: Beyond this many observations the values are fitted alone: the second fit costs several
+#: times the time of one in long studies (``benchmarks/scaling.py`` on jenatton_large: 1.8 s
+#: per suggestion at 1000 trials against 0.21 s with one fit).
+EVIDENCE_MAX_ROWS = 1000
 
 
 def natural_bound(y: np.ndarray) -> float | None:
@@ -63,7 +68,7 @@ def fit_by_evidence(
 
     ``model`` must be unfitted; the log-error fit is made on a copy of it. If that fit fails
     (:class:`~condsamplers.models.fitting.NumericalError`, logged), the values are kept."""
-    bound = natural_bound(y)
+    bound = natural_bound(y) if len(y) <= EVIDENCE_MAX_ROWS else None
     logged_model = copy.deepcopy(model) if bound is not None else None
     model.fit(X, active, y, features)
     raw_evidence = model.log_evidence()
