@@ -139,7 +139,8 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             ``[0, 1]`` for a maximised accuracy, bound ``1``), the model is fitted both to the
             values and to the log of their gap to it, and the fit with the larger evidence is
             kept (:mod:`condsamplers.evidence_warping`; twice the fitting time); with
-            ``objective_bound`` given, or a model without an evidence, the same as ``"none"``.
+            ``objective_bound`` given, a model without an evidence, or more than 1000
+            observations (``EVIDENCE_MAX_ROWS``), the same as ``"none"``.
         max_model_trials: the most observations the model is fitted to (COMPLETE trials, and
             the reported values of PRUNED ones, ``intermediate_values``); beyond it, the
             best half of that number and a random sample of the others (logged once per
