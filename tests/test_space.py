@@ -11,6 +11,7 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 
 from condsamplers import infer_space
 from condsamplers.space import ConditionalSpace, ParamNode, covering_distribution
+from condsamplers.space.encoding import contains
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -202,7 +203,23 @@ def test_covering_distribution_contains_every_variant(variants, covering) -> Non
     assert covering_distribution(variants) == covering
     for variant in variants:
         for value in (variant.low, variant.high) if hasattr(variant, "low") else variant.choices:
-            assert covering._contains(covering.to_internal_repr(value))
+            assert contains(covering, covering.to_internal_repr(value))
+
+
+@pytest.mark.parametrize(
+    ("distribution", "inside", "outside"),
+    [
+        (FloatDistribution(0.0, 1.0), [0.0, 0.3, 1.0], [-1e-9, 1.0 + 1e-9]),
+        (FloatDistribution(1e-3, 1.0, log=True), [1e-3, 1.0], [0.0, 2.0]),
+        (FloatDistribution(0.1, 1.85, step=0.25), [0.1, 0.35, 1.85, 0.35 + 1e-10], [0.2, 2.1]),
+        (IntDistribution(2, 10, step=2), [2, 4, 10], [3, 0, 12]),
+        (IntDistribution(1, 100, log=True), [1, 57, 100], [0, 101]),
+        (CategoricalDistribution(["a", None, 3]), [0, 1, 2], [-1, 3]),
+    ],
+)
+def test_contains_follows_the_bounds_and_the_step_grid(distribution, inside, outside) -> None:
+    assert all(contains(distribution, float(v)) for v in inside)
+    assert not any(contains(distribution, float(v)) for v in outside)
 
 
 def test_changed_distribution_is_merged_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:

@@ -115,9 +115,26 @@ def to_internal(distribution: BaseDistribution, value: Any) -> float | None:
         internal = distribution.to_internal_repr(value)
     except (ValueError, TypeError):
         return None
-    if not distribution._contains(internal):
+    if not contains(distribution, float(internal)):
         return None
     return float(internal)
+
+
+def contains(distribution: BaseDistribution, internal: float) -> bool:
+    """Whether an internal value lies in ``distribution``: within ``[low, high]`` and on
+    its step grid (within ``1e-8`` of a step for floats), or a valid choice index; Optuna's
+    own rule, written here from the public fields (its ``_contains`` is private)."""
+    if isinstance(distribution, CategoricalDistribution):
+        return 0 <= int(internal) < len(distribution.choices)
+    if isinstance(distribution, (FloatDistribution, IntDistribution)):
+        inside = distribution.low <= internal <= distribution.high
+        if distribution.step is None or not inside:
+            return inside
+        if isinstance(distribution, IntDistribution):
+            return (internal - distribution.low) % distribution.step == 0
+        steps = (internal - distribution.low) / distribution.step
+        return abs(steps - round(steps)) < 1.0e-8
+    raise TypeError(f"Unsupported distribution {distribution!r}.")
 
 
 def to_external(distribution: BaseDistribution, internal: float) -> Any:

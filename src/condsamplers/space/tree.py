@@ -129,6 +129,8 @@ class ConditionalSpace:
         )
         #: trial numbers left out of the model (a value outside a changed distribution).
         self.excluded_trials: set[int] = set()
+        #: ``(name, distribution key)`` -> column, filled by :meth:`_column_for`.
+        self._columns: dict[tuple[str, Any], int | None] = {}
 
     # -- structure -----------------------------------------------------------------------
     def _branch_values(self, node: ParamNode) -> tuple[float, ...]:
@@ -303,19 +305,11 @@ class ConditionalSpace:
         self, params: dict[str, Any], distributions: dict[str, BaseDistribution]
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """A trial's params -> (x, active), or ``None`` if a value does not fit the space."""
-        x = np.zeros(self.n_features)
-        active = np.zeros(self.n_features, dtype=bool)
-        for name, value in params.items():
-            node = self._node_for_distribution(name, distributions.get(name))
-            if node is None:
-                continue
-            internal = to_internal(node.distribution, value)
-            if internal is None:
-                return None
-            j = self.index[node.key]
-            x[j] = node.to_unit(np.array([internal]))[0]
-            active[j] = True
-        return x, active
+        internal = self._internal_row(params, distributions)
+        if internal is None:
+            return None
+        active = ~np.isnan(internal)
+        return self._to_unit_columns(internal[None, :], active[None, :])[0], active
 
     def encode_trials(
         self, trials: Sequence[FrozenTrial]
@@ -326,14 +320,46 @@ class ConditionalSpace:
         for i, trial in enumerate(trials):
             if trial.number in self.excluded_trials:
                 continue
-            encoded = self.encode_trial(trial.params, trial.distributions)
-            if encoded is not None:
-                rows.append(encoded)
+            internal = self._internal_row(trial.params, trial.distributions)
+            if internal is not None:
+                rows.append(internal)
                 kept.append(i)
-        d = self.n_features
-        X = np.array([r[0] for r in rows], dtype=float).reshape(-1, d)
-        active = np.array([r[1] for r in rows], dtype=bool).reshape(-1, d)
-        return X, active, np.array(kept, dtype=int)
+        internal_values = np.array(rows, dtype=float).reshape(-1, self.n_features)
+        active = ~np.isnan(internal_values)
+        return self._to_unit_columns(internal_values, active), active, np.array(kept, dtype=int)
+
+    def _internal_row(
+        self, params: dict[str, Any], distributions: dict[str, BaseDistribution]
+    ) -> np.ndarray | None:
+        """A trial's internal values by column (``NaN`` where inactive), or ``None`` if a
+        value does not fit its node's distribution."""
+        row = np.full(self.n_features, np.nan)
+        for name, value in params.items():
+            j = self._column_for(name, distributions.get(name))
+            if j is None:
+                continue
+            internal = to_internal(self.nodes[j].distribution, value)
+            if internal is None:
+                return None
+            row[j] = internal
+        return row
+
+    def _to_unit_columns(self, internal: np.ndarray, active: np.ndarray) -> np.ndarray:
+        """Internal values -> encoded values, a column at a time (0 where inactive)."""
+        X = np.zeros(internal.shape)
+        for j, node in enumerate(self.nodes):
+            rows = active[:, j]
+            if rows.any():
+                X[rows, j] = node.to_unit(internal[rows, j])
+        return X
+
+    def _column_for(self, name: str, distribution: BaseDistribution | None) -> int | None:
+        """The column of the node that takes ``name`` under ``distribution`` (memoised)."""
+        key = (name, None if distribution is None else distribution_key(distribution))
+        if key not in self._columns:
+            node = self._node_for_distribution(name, distribution)
+            self._columns[key] = None if node is None else self.index[node.key]
+        return self._columns[key]
 
     def _node_for_distribution(
         self, name: str, distribution: BaseDistribution | None
