@@ -101,11 +101,14 @@ def value_key(value: Any) -> Any:
 
 def distribution_key(distribution: BaseDistribution) -> Any:
     """A hashable stand-in of a distribution, equal for equal distributions (Optuna's own
-    equality) and for two categorical ones whose choices differ only by NaN objects."""
-    if isinstance(distribution, CategoricalDistribution) and any(
-        value_key(c) is _NAN_KEY for c in distribution.choices
-    ):
+    equality: the same type and fields) and for two categorical ones whose choices differ only
+    by NaN objects. A plain tuple, so that a study's thousands of keys hash and compare in C
+    (an Optuna distribution compares its fields in Python)."""
+    if isinstance(distribution, CategoricalDistribution):
         return (CategoricalDistribution, tuple(value_key(c) for c in distribution.choices))
+    if isinstance(distribution, FloatDistribution | IntDistribution):
+        d = distribution
+        return (type(d), d.low, d.high, d.log, d.step)
     return distribution
 
 
