@@ -394,6 +394,33 @@ def test_bad_spaces_name_the_parameter_before_any_fit(space, match) -> None:
         CondBayesSearchCV(NeverFit(), space, n_iter=2, cv=2).fit(X, y)
 
 
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"n_iter": 0}, r"n_iter=0 must be an integer >= 1"),
+        ({"n_iter": 2.5}, r"n_iter=2.5 must be an integer >= 1"),
+        ({"sampler": "tpe"}, r"sampler must be an Optuna sampler"),
+        ({"random_state": "seed"}, r"random_state must be None, an int"),
+        ({"callbacks": print}, r"callbacks must be a list of callables"),
+        ({"resource": 3}, r"resource must be the name of an estimator parameter"),
+    ],
+)
+def test_bad_options_name_the_option_before_any_fit(options, match) -> None:
+    X, y = data(20)
+    search = CondBayesSearchCV(NeverFit(), {"a": [1, 2]}, cv=2, **{"n_iter": 2, **options})
+    with pytest.raises(ValueError, match=match):
+        search.fit(X, y)
+
+
+def test_a_callable_refit_must_give_a_row_of_cv_results() -> None:
+    X, y = data()
+    space = {"C": loguniform(1e-2, 1e2)}
+    for refit, error in ((lambda results: 0.5, TypeError), (lambda results: 99, IndexError)):
+        search = CondBayesSearchCV(LogisticRegression(), space, n_iter=3, cv=2, refit=refit)
+        with pytest.raises(error, match="best_index_"):
+            search.fit(X, y)
+
+
 def test_bad_pipeline_spaces_name_the_parameter() -> None:
     X, y = data(20)
     pipe = Pipeline([("scaler", StandardScaler()), ("clf", SVC())])

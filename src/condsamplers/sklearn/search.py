@@ -40,7 +40,6 @@ from sklearn.model_selection import check_cv
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval, StrOptions
 
 from condsamplers.samplers.tree import TreeGPSampler
 from condsamplers.sklearn import batches as _batches
@@ -76,6 +75,7 @@ from condsamplers.sklearn.study_hooks import (
     print_candidate,
     quiet_optuna,
 )
+from condsamplers.validation import check_int
 
 __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 
@@ -217,26 +217,6 @@ class CondBayesSearchCV(BaseSearchCV):
     muted during ``fit`` unless ``verbose >= 2``.
     """
 
-    _parameter_constraints: dict = {
-        **BaseSearchCV._parameter_constraints,
-        "search_spaces": [dict, list],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "sampler": [BaseSampler, None],
-        "random_state": ["random_state"],
-        "callbacks": [list, tuple, None],
-        "resource": [str, None],
-        "min_resources": [
-            Interval(numbers.Integral, 1, None, closed="left"),
-            StrOptions({"smallest"}),
-        ],
-        "max_resources": [
-            Interval(numbers.Integral, 1, None, closed="left"),
-            StrOptions({"auto"}),
-        ],
-        "factor": [Interval(numbers.Integral, 2, None, closed="left")],
-        "pareto_objectives": [list, tuple, None],
-    }
-
     def __init__(
         self,
         estimator: Any,
@@ -295,15 +275,8 @@ class CondBayesSearchCV(BaseSearchCV):
         Returns:
             self
         """
-        if not _skip_validation():
-            self._validate_params()
+        self._check_own_params()
         self._search_space = translate_search_spaces(self.search_spaces, self.estimator)
-        for callback in self.callbacks or ():
-            if not callable(callback):
-                raise ValueError(
-                    "CondBayesSearchCV: callbacks must be callables callback(study, trial); "
-                    f"got {callback!r}."
-                )
         # The splitter as BaseSearchCV.fit will build it (public check_cv, so that no private
         # attribute of the base class is read): whether its splits vary between calls.
         self._splitter = check_cv(self.cv, y, classifier=is_classifier(self.estimator))
@@ -311,6 +284,45 @@ class CondBayesSearchCV(BaseSearchCV):
         self._objectives = _pareto.check_pareto_objectives(self.pareto_objectives, self.resource)
         with quiet_optuna(self.verbose < 2):
             return super().fit(X, y, **params)
+
+    def _check_own_params(self) -> None:
+        """A ``ValueError`` naming the parameter for a bad value of one of the parameters
+        ``RandomizedSearchCV`` does not have (``BaseSearchCV.fit`` checks its own: scoring,
+        cv, refit, ...); ``search_spaces``, ``pareto_objectives`` and the ``resource``
+        options are checked where they are read."""
+        check_int("n_iter", self.n_iter, minimum=1, owner="CondBayesSearchCV")
+        if self.sampler is not None and not isinstance(self.sampler, BaseSampler):
+            raise ValueError(
+                "CondBayesSearchCV: sampler must be an Optuna sampler (optuna.samplers."
+                f"BaseSampler) or None for the default; got {self.sampler!r}."
+            )
+        random_state = self.random_state
+        if not (
+            random_state is None
+            or isinstance(random_state, np.random.RandomState)
+            or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool))
+        ):
+            raise ValueError(
+                "CondBayesSearchCV: random_state must be None, an int or a "
+                f"numpy.random.RandomState; got {random_state!r}."
+            )
+        callbacks = self.callbacks
+        if callbacks is not None and not isinstance(callbacks, (list, tuple)):
+            raise ValueError(
+                "CondBayesSearchCV: callbacks must be a list of callables callback(study, "
+                f"trial) or None; got {callbacks!r}."
+            )
+        for callback in callbacks or ():
+            if not callable(callback):
+                raise ValueError(
+                    "CondBayesSearchCV: callbacks must be callables callback(study, trial); "
+                    f"got {callback!r}."
+                )
+        if self.resource is not None and not isinstance(self.resource, str):
+            raise ValueError(
+                "CondBayesSearchCV: resource must be the name of an estimator parameter "
+                f"('n_samples' or e.g. 'clf__max_iter') or None; got {self.resource!r}."
+            )
 
     def _resource_ladder(self, X: Any, y: Any) -> ResourceLadder | None:
         """The checked ladder of the ``resource`` options (``None`` without a resource)."""
@@ -334,8 +346,10 @@ class CondBayesSearchCV(BaseSearchCV):
         """The best row of ``cv_results_``, among the rows at the full resource when the
         search had a ``resource`` (a score on a small subsample is not comparable), as
         ``HalvingRandomSearchCV`` chooses among its last iteration."""
-        if callable(refit) or "n_resources" not in results:
-            return BaseSearchCV._select_best_index(refit, refit_metric, results)
+        if callable(refit):
+            return _refit_index(refit, results)
+        if "n_resources" not in results:
+            return int(np.asarray(results[f"rank_test_{refit_metric}"]).argmin())
         amounts = np.asarray(results["n_resources"])
         full = np.flatnonzero(amounts == amounts.max())
         scores = np.asarray(results[f"mean_test_{refit_metric}"], dtype=float)[full]
@@ -587,7 +601,12 @@ class CondBayesSearchCV(BaseSearchCV):
         return next(k[len("mean_test_") :] for k in results if k.startswith("mean_test_"))
 
 
-def _skip_validation() -> bool:
-    from sklearn import get_config
-
-    return bool(get_config().get("skip_parameter_validation", False))
+def _refit_index(refit: Callable[[Mapping[str, Any]], Any], results: Mapping[str, Any]) -> int:
+    """The row of ``cv_results_`` a callable ``refit`` chooses, checked as scikit-learn's
+    searches check it (an int within the rows)."""
+    index = refit(results)
+    if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+        raise TypeError(f"best_index_ returned is not an integer: {index!r}")
+    if not 0 <= index < len(results["params"]):
+        raise IndexError(f"best_index_ index out of range: {index}")
+    return int(index)
