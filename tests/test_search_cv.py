@@ -403,6 +403,9 @@ def test_bad_spaces_name_the_parameter_before_any_fit(space, match) -> None:
         ({"random_state": "seed"}, r"random_state must be None, an int"),
         ({"callbacks": print}, r"callbacks must be a list of callables"),
         ({"resource": 3}, r"resource must be the name of an estimator parameter"),
+        ({"factor": 1}, r"factor must be an integer >= 2"),
+        ({"min_resources": "big"}, r"min_resources must be a positive int or 'smallest'"),
+        ({"max_resources": 0}, r"max_resources must be a positive int or 'auto'"),
     ],
 )
 def test_bad_options_name_the_option_before_any_fit(options, match) -> None:

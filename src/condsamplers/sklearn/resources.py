@@ -50,6 +50,30 @@ class ResourceLadder:
         return self.rungs[-1]
 
 
+def check_ladder_options(min_resources: Any, max_resources: Any, factor: Any) -> None:
+    """A ``ValueError`` naming the option for a ``factor`` that is no integer >= 2, or a
+    ``min_resources`` / ``max_resources`` that is neither a positive int nor its keyword
+    (``"smallest"`` / ``"auto"``)."""
+    if isinstance(factor, bool) or not isinstance(factor, numbers.Integral) or factor < 2:
+        raise ValueError(
+            f"CondBayesSearchCV: factor must be an integer >= 2 (the share 1/factor of the "
+            f"candidates of a rung goes on to the next); got {factor!r}."
+        )
+    for name, value, keyword in (
+        ("min_resources", min_resources, "smallest"),
+        ("max_resources", max_resources, "auto"),
+    ):
+        if value == keyword or _is_positive_int(value):
+            continue
+        raise ValueError(
+            f"CondBayesSearchCV: {name} must be a positive int or {keyword!r}; got {value!r}."
+        )
+
+
+def _is_positive_int(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, numbers.Integral) and value >= 1
+
+
 def resource_ladder(
     resource: str,
     min_resources: int | str,
@@ -64,11 +88,7 @@ def resource_ladder(
     defaults: ``max_resources="auto"`` is the number of samples (``resource="n_samples"``
     only); ``min_resources="smallest"`` is ``2 * n_splits`` samples (times the number of
     classes for a classifier), or 1 of another resource."""
-    if isinstance(factor, bool) or not isinstance(factor, numbers.Integral) or factor < 2:
-        raise ValueError(
-            f"CondBayesSearchCV: factor must be an integer >= 2 (the share 1/factor of the "
-            f"candidates of a rung goes on to the next); got {factor!r}."
-        )
+    check_ladder_options(min_resources, max_resources, factor)
     if max_resources == "auto":
         if resource != N_SAMPLES:
             raise ValueError(
@@ -78,13 +98,8 @@ def resource_ladder(
         max_resources = n_samples
     if min_resources == "smallest":
         min_resources = 2 * n_splits * (n_classes or 1) if resource == N_SAMPLES else 1
-    for name, value in (("min_resources", min_resources), ("max_resources", max_resources)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-            raise ValueError(
-                f"CondBayesSearchCV: {name} must be a positive int"
-                + (" or 'smallest'" if name == "min_resources" else " or 'auto'")
-                + f"; got {value!r}."
-            )
+    assert isinstance(min_resources, int | numbers.Integral)
+    assert isinstance(max_resources, int | numbers.Integral)
     if resource == N_SAMPLES and max_resources > n_samples:
         raise ValueError(
             f"CondBayesSearchCV: max_resources={max_resources} exceeds the {n_samples} samples "

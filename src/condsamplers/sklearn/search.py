@@ -56,6 +56,7 @@ from condsamplers.sklearn.resources import (
     ResourceLadder,
     SubsampledSplits,
     bracket_sequence,
+    check_ladder_options,
     check_resource,
     is_promoted,
     resource_ladder,
@@ -323,6 +324,7 @@ class CondBayesSearchCV(BaseSearchCV):
                 "CondBayesSearchCV: resource must be the name of an estimator parameter "
                 f"('n_samples' or e.g. 'clf__max_iter') or None; got {self.resource!r}."
             )
+        check_ladder_options(self.min_resources, self.max_resources, self.factor)
 
     def _resource_ladder(self, X: Any, y: Any) -> ResourceLadder | None:
         """The checked ladder of the ``resource`` options (``None`` without a resource)."""
