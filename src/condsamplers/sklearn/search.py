@@ -289,8 +289,8 @@ class CondBayesSearchCV(BaseSearchCV):
     def _check_own_params(self) -> None:
         """A ``ValueError`` naming the parameter for a bad value of one of the parameters
         ``RandomizedSearchCV`` does not have (``BaseSearchCV.fit`` checks its own: scoring,
-        cv, refit, ...); ``search_spaces``, ``pareto_objectives`` and the ``resource``
-        options are checked where they are read."""
+        cv, refit, ...); ``search_spaces``, ``pareto_objectives`` and the ladder of a
+        ``resource`` (against the data) are checked where they are read."""
         check_int("n_iter", self.n_iter, minimum=1, owner="CondBayesSearchCV")
         if self.sampler is not None and not isinstance(self.sampler, BaseSampler):
             raise ValueError(
