@@ -4,6 +4,7 @@ that names the parameter (and its owner, when given) instead of a failure deep i
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import TypeVar
 
@@ -14,6 +15,12 @@ T = TypeVar("T")
 
 def _prefix(owner: str) -> str:
     return f"{owner}: " if owner else ""
+
+
+def is_integer(value: object) -> bool:
+    """Whether ``value`` is an integer (Python's or NumPy's), ``True`` and ``False`` not
+    counted."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 def check_int(name: str, value: object, minimum: int, owner: str = "") -> int:

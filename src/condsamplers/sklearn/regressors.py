@@ -32,6 +32,7 @@ from condsamplers.models.dngo import DNGO
 from condsamplers.models.gp import MIN_NOISE, ExactGP
 from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
 from condsamplers.space import FeatureSpec, infer_parents
+from condsamplers.validation import is_integer
 
 __all__ = ["BOHAMIANNRegressor", "CondGPRegressor", "DNGORegressor", "TreeGPRegressor"]
 
@@ -91,7 +92,7 @@ class _ConditionalRegressor(RegressorMixin, BaseEstimator):
         """``n_restarts`` and ``min_noise`` of the GP regressors."""
         name = type(self).__name__
         n = self.n_restarts  # type: ignore[attr-defined]
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        if not is_integer(n) or n < 0:
             raise ValueError(f"{name}: n_restarts={n!r} must be a non-negative integer.")
         noise = self.min_noise  # type: ignore[attr-defined]
         if isinstance(noise, bool) or not isinstance(noise, numbers.Real) or not noise > 0:

@@ -24,6 +24,8 @@ from typing import Any
 import numpy as np
 from sklearn.utils import resample
 
+from condsamplers.validation import is_integer
+
 #: The resource that subsamples the training part of each split.
 N_SAMPLES = "n_samples"
 
@@ -54,7 +56,7 @@ def check_ladder_options(min_resources: Any, max_resources: Any, factor: Any) ->
     """A ``ValueError`` naming the option for a ``factor`` that is no integer >= 2, or a
     ``min_resources`` / ``max_resources`` that is neither a positive int nor its keyword
     (``"smallest"`` / ``"auto"``)."""
-    if isinstance(factor, bool) or not isinstance(factor, numbers.Integral) or factor < 2:
+    if not is_integer(factor) or factor < 2:
         raise ValueError(
             f"CondBayesSearchCV: factor must be an integer >= 2 (the share 1/factor of the "
             f"candidates of a rung goes on to the next); got {factor!r}."
@@ -63,15 +65,11 @@ def check_ladder_options(min_resources: Any, max_resources: Any, factor: Any) ->
         ("min_resources", min_resources, "smallest"),
         ("max_resources", max_resources, "auto"),
     ):
-        if value == keyword or _is_positive_int(value):
+        if value == keyword or (is_integer(value) and value >= 1):
             continue
         raise ValueError(
             f"CondBayesSearchCV: {name} must be a positive int or {keyword!r}; got {value!r}."
         )
-
-
-def _is_positive_int(value: Any) -> bool:
-    return not isinstance(value, bool) and isinstance(value, numbers.Integral) and value >= 1
 
 
 def resource_ladder(
@@ -98,8 +96,8 @@ def resource_ladder(
         max_resources = n_samples
     if min_resources == "smallest":
         min_resources = 2 * n_splits * (n_classes or 1) if resource == N_SAMPLES else 1
-    assert isinstance(min_resources, int | numbers.Integral)
-    assert isinstance(max_resources, int | numbers.Integral)
+    assert isinstance(min_resources, numbers.Integral)
+    assert isinstance(max_resources, numbers.Integral)
     if resource == N_SAMPLES and max_resources > n_samples:
         raise ValueError(
             f"CondBayesSearchCV: max_resources={max_resources} exceeds the {n_samples} samples "

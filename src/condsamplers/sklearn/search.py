@@ -76,7 +76,7 @@ from condsamplers.sklearn.study_hooks import (
     print_candidate,
     quiet_optuna,
 )
-from condsamplers.validation import check_int
+from condsamplers.validation import check_int, is_integer
 
 __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 
@@ -301,7 +301,7 @@ class CondBayesSearchCV(BaseSearchCV):
         if not (
             random_state is None
             or isinstance(random_state, np.random.RandomState)
-            or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool))
+            or is_integer(random_state)
         ):
             raise ValueError(
                 "CondBayesSearchCV: random_state must be None, an int or a "
@@ -607,7 +607,7 @@ def _refit_index(refit: Callable[[Mapping[str, Any]], Any], results: Mapping[str
     """The row of ``cv_results_`` a callable ``refit`` chooses, checked as scikit-learn's
     searches check it (an int within the rows)."""
     index = refit(results)
-    if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+    if not is_integer(index):
         raise TypeError(f"best_index_ returned is not an integer: {index!r}")
     if not 0 <= index < len(results["params"]):
         raise IndexError(f"best_index_ index out of range: {index}")
