@@ -435,8 +435,9 @@ class TreeGP(TreeGPInference, Surrogate):
             _logger.warning("Tree GP hyperparameter fit failed from every start; using defaults.")
             params = self._default_params()
         with torch.no_grad():
-            self.log_marginal_likelihood_ = float(self._log_evidence(params))
-            self.log_posterior_ = float(self._log_posterior(params))
+            evidence = self._log_evidence(params)
+            self.log_marginal_likelihood_ = float(evidence)
+            self.log_posterior_ = float(evidence + self._log_prior(params))
         return params
 
     def _subsample_optimum(self, starts: list[Params]) -> list[Params] | None:
@@ -450,6 +451,11 @@ class TreeGP(TreeGPInference, Surrogate):
         return None if params is None else [params]
 
     def _log_posterior(self, params: Params) -> torch.Tensor:
+        """What the fit maximises: eq. 3's evidence plus the hyperparameters' log priors."""
+        return self._log_evidence(params) + self._log_prior(params)
+
+    def _log_prior(self, params: Params) -> torch.Tensor:
+        """Log priors of the hyperparameters (module docstring, "Hyperparameters")."""
         amplitude = torch.exp(params["log_amplitude"])
         noise = torch.exp(params["log_noise"])[0] + self.min_noise
         log_prior = (
@@ -464,7 +470,7 @@ class TreeGP(TreeGPInference, Surrogate):
         if "log_fourier_lengthscale" in params:
             shift = params["log_fourier_lengthscale"] - FOURIER_LOG_LENGTHSCALE
             log_prior = log_prior - 0.5 * (shift**2).sum()
-        return self._log_evidence(params) + log_prior
+        return log_prior
 
     # -- prediction (posterior and path_posterior: TreeGPInference) -----------------------
     def log_evidence(self) -> float:

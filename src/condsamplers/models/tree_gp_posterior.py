@@ -18,6 +18,7 @@ import torch
 
 from condsamplers.kernels import MaternKernel, matern52, squared_distances
 from condsamplers.models.fitting import Params, robust_cholesky
+from condsamplers.models.leaf_algebra import quadratic_forms
 from condsamplers.models.tree_gp_structure import TreeStructure, _Features
 from condsamplers.space import FeatureSpec
 
@@ -42,6 +43,15 @@ class _Bucket:
 #: part of a suggestion, and the fit keeps eq. 3, the form those problems' figures were
 #: measured with (docs/design.md).
 JOINT_FORM_MIN_FEATURES = 256
+
+#: A leaf with at least this many rows gets a batch of its own. Batching saves the per-call
+#: overhead of small leaves; a large leaf's cubic cost dwarfs that overhead, and padding it to
+#: a neighbour up to 1.5 times its size would cost up to 1.5^3 = 3.4 times its own work. At
+#: 10,000 trials of jenatton_large (8 leaves of 293-703 rows) batches of one leaf took one
+#: evaluation of the log posterior with its gradient from 0.76 s to 0.38 s. Smaller leaves
+#: keep the batches they had (the same arithmetic, bit for bit, in the studies of a few
+#: hundred trials that docs/benchmarks.md reports).
+ALONE_ROWS = 256
 
 #: One leaf's Cholesky factor ``L_p`` and ``L_p^-1 [r_p, Z_p]``.
 _LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
@@ -97,12 +107,13 @@ class TreeGPInference:
         return self.masks_[p]
 
     def _buckets(self) -> list[_Bucket]:
-        """Leaves with data, grouped by similar size and padded, for batched Cholesky."""
+        """Leaves with data, grouped by similar size and padded, for batched Cholesky; a leaf
+        of :data:`ALONE_ROWS` rows or more alone, unpadded."""
         sizes = sorted((len(rows), p) for p, rows in self.rows_.items())
         groups: list[list[tuple[int, int]]] = []
         for size, p in sizes:
             smallest = groups[-1][0][0] if groups else 0
-            if not groups or size > max(1.5 * smallest, smallest + 8):
+            if not groups or size > max(1.5 * smallest, smallest + 8) or size >= ALONE_ROWS:
                 groups.append([])
             groups[-1].append((size, p))
         buckets = []
@@ -147,15 +158,22 @@ class TreeGPInference:
                 amplitude * matern52(sq) * both
                 + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
             )
-            L = robust_cholesky(K, log=log)
             offsets = self._leaf_offsets(params, bucket.leaves)
             r = (self.z_[bucket.rows] - offsets[:, None]) * bucket.valid
             rhs = torch.cat([r[..., None], Z[bucket.rows] * bucket.valid[..., None]], dim=2)
-            A = torch.linalg.solve_triangular(L, rhs, upper=False)
-            quad = quad + (A[..., 0] ** 2).sum()
-            log_det = log_det + 2.0 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
-            f_c = f_c + torch.einsum("bmi,bm->i", A[..., 1:], A[..., 0])
-            gram = gram + torch.einsum("bmi,bmj->ij", A[..., 1:], A[..., 1:])
+            if E.shape[1] >= ALONE_ROWS:  # one large leaf: the analytic gradient
+                S, leaf_log_det, L, A = quadratic_forms(K, rhs, log=log)
+                quad = quad + S[:, 0, 0].sum()
+                log_det = log_det + leaf_log_det.sum()
+                f_c = f_c + S[:, 1:, 0].sum(0)
+                gram = gram + S[:, 1:, 1:].sum(0)
+            else:
+                L = robust_cholesky(K, log=log)
+                A = torch.linalg.solve_triangular(L, rhs, upper=False)
+                quad = quad + (A[..., 0] ** 2).sum()
+                log_det = log_det + 2.0 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
+                f_c = f_c + torch.einsum("bmi,bm->i", A[..., 1:], A[..., 0])
+                gram = gram + torch.einsum("bmi,bmj->ij", A[..., 1:], A[..., 1:])
             for b, p in enumerate(bucket.leaves.tolist()):
                 size = len(self.rows_[p])
                 factors.append((p, L[b, :size, :size], A[b, :size]))
