@@ -415,3 +415,48 @@ def test_pareto_problems_have_the_stated_fronts() -> None:
     assert decoy[0] >= 0.625 and decoy[1] > 0.2  # dominated by b's point
     error, log_bytes = digits_size({"family": "tree", "tree_depth": 3, "tree_leaf": 5})
     assert 0 <= error <= 1 and 2 < log_bytes < 7
+
+
+def test_pairings_counts_good_evaluations_and_each_samplers_trials_on_the_best_pairing(
+    tmp_path: Path,
+) -> None:
+    import gzip
+
+    from benchmarks.hpo import pairings
+    from benchmarks.hpo.peers import N_STARTUP
+
+    def config(preprocessing: str, classifier: str) -> dict[str, str]:
+        return {"preprocessing": preprocessing, "classifier": classifier}
+
+    startup = [config("pca", "svc")] * N_STARTUP
+    records = [
+        {  # two good k-NN trials after the startup, one bad SVC
+            "task": "t",
+            "sampler": "a",
+            "seed": 0,
+            "configs": [
+                *startup,
+                config("norm", "knn"),
+                config("norm", "knn"),
+                config("pca", "svc"),
+            ],
+            "values": [0.5] * N_STARTUP + [0.01, 0.02, 0.3],
+        },
+        {"task": "t", "sampler": "b", "seed": 0, "configs": startup, "values": [0.4] * N_STARTUP},
+        {
+            "task": "other",
+            "sampler": "a",
+            "seed": 0,
+            "configs": startup,
+            "values": [0.0] * N_STARTUP,
+        },
+    ]
+    path = tmp_path / "runs.jsonl.gz"
+    path.write_bytes(gzip.compress("\n".join(json.dumps(r) for r in records).encode()))
+    runs = pairings.read_runs([path], "t", ["a", "b"])
+    assert len(runs) == 2
+    rows, best = pairings.pairing_table(runs, good=0.015)
+    assert best == ("norm", "knn")
+    assert rows[2] == "| norm + knn | 2 | 0.015 | 1 (50%) |"
+    by_sampler = pairings.sampler_table(runs, best, good=0.015)
+    assert by_sampler[2:] == ["| a | 1 | 2 [2.0] | 0 | 1 |", "| b | 1 | 0 [0.0] | 1 | 0 |"]
