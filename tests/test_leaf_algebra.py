@@ -6,8 +6,10 @@ import numpy as np
 import pytest
 import torch
 
+import condsamplers.models.gp as exact
 import condsamplers.models.tree_gp_posterior as posterior
-from condsamplers.models.leaf_algebra import quadratic_forms
+from condsamplers.models.gp import ExactGP
+from condsamplers.models.leaf_algebra import ANALYTIC_GRADIENT_ROWS, quadratic_forms
 from condsamplers.models.tree_gp import TreeGP
 from condsamplers.space import FeatureSpec
 
@@ -91,4 +93,35 @@ def test_a_large_leaf_gives_the_value_and_gradient_of_the_batched_path(
     batched = value_and_gradient()
     assert analytic[0] == pytest.approx(batched[0], rel=1e-10)
     for a, b in zip(analytic[1], batched[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize(
+    ("kernel", "mean"), [("arc", "sample"), ("arc", "gls"), ("matern", "gls")]
+)
+def test_an_exact_gp_of_many_rows_gives_the_value_and_gradient_of_autograd(
+    monkeypatch: pytest.MonkeyPatch, kernel: str, mean: str
+) -> None:
+    """From ``ANALYTIC_GRADIENT_ROWS`` rows the exact GP's log posterior takes the analytic
+    gradient (with the GLS mean as a profile over ``beta``): the value and gradient of the
+    autograd path."""
+    X, active, y, features = _large_leaf_data(ANALYTIC_GRADIENT_ROWS)
+    model = ExactGP(kernel=kernel, mean=mean, seed=0, max_iter=5).fit(X, active, y, features)
+    rng = np.random.default_rng(4)
+    shifted = {
+        k: v + 0.2 * torch.as_tensor(rng.standard_normal(v.shape))
+        for k, v in model.params_.items()
+    }
+
+    def value_and_gradient() -> tuple[float, list[np.ndarray]]:
+        params = {k: v.clone().requires_grad_(True) for k, v in shifted.items()}
+        value = model._log_posterior(params)[0]
+        gradient = torch.autograd.grad(value, list(params.values()))
+        return value.item(), [g.numpy() for g in gradient]
+
+    analytic = value_and_gradient()
+    monkeypatch.setattr(exact, "ANALYTIC_GRADIENT_ROWS", 10**9)
+    autograd = value_and_gradient()
+    assert analytic[0] == pytest.approx(autograd[0], rel=1e-10)
+    for a, b in zip(analytic[1], autograd[1], strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)

@@ -36,6 +36,7 @@ from condsamplers.models.fitting import (
     robust_cholesky,
     standardise,
 )
+from condsamplers.models.leaf_algebra import ANALYTIC_GRADIENT_ROWS, quadratic_forms
 from condsamplers.space import FeatureSpec
 
 __all__ = ["MEANS", "MIN_NOISE", "ExactGP", "NumericalError", "robust_cholesky"]
@@ -146,15 +147,19 @@ class ExactGP(Surrogate):
     def _log_posterior(self, params: Params) -> tuple[torch.Tensor, torch.Tensor]:
         """(log marginal likelihood + log priors, log marginal likelihood) of ``z_``."""
         K = self._train_covariance(params)
-        L = robust_cholesky(K, log=False)
-        residual = self.z_ - self._constant_mean(L)[0]
-        alpha = torch.cholesky_solve(residual[:, None], L)[:, 0]
         n = len(self.z_)
-        log_ml = (
-            -0.5 * (residual @ alpha)
-            - torch.log(L.diagonal()).sum()
-            - 0.5 * n * math.log(2 * math.pi)
-        )
+        if n >= ANALYTIC_GRADIENT_ROWS:
+            quad, log_det = self._quadratic_form(K)
+            log_ml = -0.5 * quad - 0.5 * log_det - 0.5 * n * math.log(2 * math.pi)
+        else:
+            L = robust_cholesky(K, log=False)
+            residual = self.z_ - self._constant_mean(L)[0]
+            alpha = torch.cholesky_solve(residual[:, None], L)[:, 0]
+            log_ml = (
+                -0.5 * (residual @ alpha)
+                - torch.log(L.diagonal()).sum()
+                - 0.5 * n * math.log(2 * math.pi)
+            )
         amplitude = torch.exp(params["log_amplitude"])[0]
         noise = torch.exp(params["log_noise"])[0] + self.min_noise
         log_prior = (
@@ -163,6 +168,20 @@ class ExactGP(Surrogate):
             + gamma_log_prior(noise, 1.1, 30.0)
         )
         return log_ml + log_prior, log_ml
+
+    def _quadratic_form(self, K: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``((z - beta)^T K^-1 (z - beta), log|K|)`` with the analytic gradient of
+        :func:`~condsamplers.models.leaf_algebra.quadratic_forms`. With ``mean="gls"``,
+        ``beta = 1^T K^-1 z / 1^T K^-1 1`` and the form is ``z^T K^-1 z - (1^T K^-1 z)^2 /
+        1^T K^-1 1``; else ``beta = 0``."""
+        W = self.z_[:, None]
+        if self.mean == "gls":
+            W = torch.cat([W, torch.ones_like(W)], dim=1)
+        S, log_det, _, _ = quadratic_forms(K[None], W[None], log=False)
+        quad = S[0, 0, 0]
+        if self.mean == "gls":
+            quad = quad - S[0, 0, 1] ** 2 / S[0, 1, 1]
+        return quad, log_det[0]
 
     def _covariance(self, X: torch.Tensor, active: torch.Tensor, params: Params) -> torch.Tensor:
         """``s * R(x, x_i)`` against the training rows."""

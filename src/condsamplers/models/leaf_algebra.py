@@ -1,7 +1,8 @@
 """Gaussian quadratic forms and log-determinants with an analytic gradient.
 
 One concern: for a batch of symmetric positive definite ``K`` (``(B, m, m)``) and right-hand
-sides ``W`` (``(B, m, k)``), the quantities eq. 3 of the tree GP needs from each leaf,
+sides ``W`` (``(B, m, k)``), the quantities eq. 3 of the tree GP needs from each leaf (and an
+exact GP's marginal likelihood from its one covariance matrix),
 
     ``S = W^T K^-1 W``  (``(B, k, k)``)  and  ``log|K|``  (``(B,)``),
 
@@ -16,7 +17,8 @@ tr(K^-1 dK)``). Only the symmetric part of ``dl/dK`` is returned, which is all t
 built symmetric passes on. That costs one ``K^-1`` from ``L`` (``O(m^3)``) and products of
 order ``m^2 k``, where autograd's backward of the Cholesky factor and of the triangular solve
 costs several ``O(m^3)`` products: for leaves of 300-700 rows the gradient takes about half
-the time (the tree GP at 10,000 trials, docs/benchmarks.md, "Long studies").
+the time (the tree GP at 10,000 trials, docs/benchmarks.md, "Long studies"; an exact GP of
+1000 rows).
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ from typing import Any
 import torch
 
 from condsamplers.models.fitting import robust_cholesky
+
+#: From this many rows a covariance matrix takes :func:`quadratic_forms`'s gradient: its cubic
+#: cost dwarfs the per-call overhead. Smaller matrices keep autograd's, so that studies of a few
+#: hundred trials run the arithmetic their recorded figures were measured with, bit for bit.
+ANALYTIC_GRADIENT_ROWS = 256
 
 
 class _QuadraticForms(torch.autograd.Function):

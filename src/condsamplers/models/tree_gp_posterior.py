@@ -18,7 +18,7 @@ import torch
 
 from condsamplers.kernels import MaternKernel, matern52, squared_distances
 from condsamplers.models.fitting import Params, robust_cholesky
-from condsamplers.models.leaf_algebra import quadratic_forms
+from condsamplers.models.leaf_algebra import ANALYTIC_GRADIENT_ROWS, quadratic_forms
 from condsamplers.models.tree_gp_structure import TreeStructure, _Features
 from condsamplers.space import FeatureSpec
 
@@ -44,14 +44,15 @@ class _Bucket:
 #: measured with (docs/design.md).
 JOINT_FORM_MIN_FEATURES = 256
 
-#: A leaf with at least this many rows gets a batch of its own. Batching saves the per-call
-#: overhead of small leaves; a large leaf's cubic cost dwarfs that overhead, and padding it to
-#: a neighbour up to 1.5 times its size would cost up to 1.5^3 = 3.4 times its own work. At
-#: 10,000 trials of jenatton_large (8 leaves of 293-703 rows) batches of one leaf took one
-#: evaluation of the log posterior with its gradient from 0.76 s to 0.38 s. Smaller leaves
-#: keep the batches they had (the same arithmetic, bit for bit, in the studies of a few
-#: hundred trials that docs/benchmarks.md reports).
-ALONE_ROWS = 256
+#: A leaf with at least this many rows gets a batch of its own, and the analytic gradient of
+#: its terms. Batching saves the per-call overhead of small leaves; a large leaf's cubic cost
+#: dwarfs that overhead, and padding it to a neighbour up to 1.5 times its size would cost up
+#: to 1.5^3 = 3.4 times its own work. At 10,000 trials of jenatton_large (8 leaves of 293-703
+#: rows) batches of one leaf took one evaluation of the log posterior with its gradient from
+#: 0.76 s to 0.38 s, the analytic gradient to about 0.25 s. Smaller leaves keep the batches
+#: they had (the same arithmetic, bit for bit, in the studies of a few hundred trials that
+#: docs/benchmarks.md reports).
+ALONE_ROWS = ANALYTIC_GRADIENT_ROWS
 
 #: One leaf's Cholesky factor ``L_p`` and ``L_p^-1 [r_p, Z_p]``.
 _LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
