@@ -159,17 +159,17 @@ class TreeGPInference:
                 amplitude * matern52(sq) * both
                 + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
             )
-            offsets = self._leaf_offsets(params, bucket.leaves)
-            r = (self.z_[bucket.rows] - offsets[:, None]) * bucket.valid
-            rhs = torch.cat([r[..., None], Z[bucket.rows] * bucket.valid[..., None]], dim=2)
             if E.shape[1] >= ALONE_ROWS:  # one large leaf: the analytic gradient
-                S, leaf_log_det, L, A = quadratic_forms(K, rhs, log=log)
+                S, leaf_log_det, L, A = quadratic_forms(
+                    K, self._leaf_rhs(params, bucket, Z), log=log
+                )
                 quad = quad + S[:, 0, 0].sum()
                 log_det = log_det + leaf_log_det.sum()
                 f_c = f_c + S[:, 1:, 0].sum(0)
                 gram = gram + S[:, 1:, 1:].sum(0)
             else:
                 L = robust_cholesky(K, log=log)
+                rhs = self._leaf_rhs(params, bucket, Z)
                 A = torch.linalg.solve_triangular(L, rhs, upper=False)
                 quad = quad + (A[..., 0] ** 2).sum()
                 log_det = log_det + 2.0 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
@@ -179,6 +179,12 @@ class TreeGPInference:
                 size = len(self.rows_[p])
                 factors.append((p, L[b, :size, :size], A[b, :size]))
         return quad, log_det, f_c, gram, factors
+
+    def _leaf_rhs(self, params: Params, bucket: _Bucket, Z: torch.Tensor) -> torch.Tensor:
+        """``[r_p, Z_p]`` of each leaf of ``bucket`` (``r_p = z_p - b_p``), padding rows 0."""
+        offsets = self._leaf_offsets(params, bucket.leaves)
+        r = (self.z_[bucket.rows] - offsets[:, None]) * bucket.valid
+        return torch.cat([r[..., None], Z[bucket.rows] * bucket.valid[..., None]], dim=2)
 
     def _log_variance_c(self, params: Params) -> torch.Tensor:
         """Log of the diagonal of ``Sigma_c``, one entry per feature of ``z(x)``: the group's
