@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 import torch
@@ -66,6 +68,35 @@ def _large_leaf_data(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, Featur
     return X, active, y, FeatureSpec(np.array([2, 0, 0, 0]))
 
 
+def _value_and_gradient(
+    log_posterior: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+    params: dict[str, torch.Tensor],
+    seed: int,
+) -> Callable[[], tuple[float, list[np.ndarray]]]:
+    """A function giving ``log_posterior`` and its gradient at ``params`` moved by a fixed
+    random step (away from the fitted optimum, where the gradient is about 0)."""
+    rng = np.random.default_rng(seed)
+    shifted = {
+        k: v + 0.2 * torch.as_tensor(rng.standard_normal(v.shape)) for k, v in params.items()
+    }
+
+    def evaluate() -> tuple[float, list[np.ndarray]]:
+        moved = {k: v.clone().requires_grad_(True) for k, v in shifted.items()}
+        value = log_posterior(moved)
+        gradient = torch.autograd.grad(value, list(moved.values()))
+        return value.item(), [g.numpy() for g in gradient]
+
+    return evaluate
+
+
+def _assert_same(
+    first: tuple[float, list[np.ndarray]], second: tuple[float, list[np.ndarray]]
+) -> None:
+    assert first[0] == pytest.approx(second[0], rel=1e-10)
+    for a, b in zip(first[1], second[1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
 @pytest.mark.parametrize("options", [{}, {"signal_variance": "leaf"}], ids=["default", "leaf"])
 def test_a_large_leaf_gives_the_value_and_gradient_of_the_batched_path(
     monkeypatch: pytest.MonkeyPatch, options: dict
@@ -75,25 +106,11 @@ def test_a_large_leaf_gives_the_value_and_gradient_of_the_batched_path(
     X, active, y, features = _large_leaf_data(posterior.ALONE_ROWS + 4)
     model = TreeGP(seed=0, max_iter=5, **options).fit(X, active, y, features)
     assert max(bucket.rows.shape[1] for bucket in model.buckets_) >= posterior.ALONE_ROWS
-    rng = np.random.default_rng(3)
-    shifted = {
-        k: v + 0.2 * torch.as_tensor(rng.standard_normal(v.shape))
-        for k, v in model.params_.items()
-    }
-
-    def value_and_gradient() -> tuple[float, list[np.ndarray]]:
-        params = {k: v.clone().requires_grad_(True) for k, v in shifted.items()}
-        value = model._log_posterior(params)
-        gradient = torch.autograd.grad(value, list(params.values()))
-        return value.item(), [g.numpy() for g in gradient]
-
+    value_and_gradient = _value_and_gradient(model._log_posterior, model.params_, seed=3)
     analytic = value_and_gradient()
     monkeypatch.setattr(posterior, "ALONE_ROWS", 10**9)
     model.buckets_ = model._buckets()
-    batched = value_and_gradient()
-    assert analytic[0] == pytest.approx(batched[0], rel=1e-10)
-    for a, b in zip(analytic[1], batched[1], strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+    _assert_same(analytic, value_and_gradient())
 
 
 @pytest.mark.parametrize(
@@ -107,21 +124,9 @@ def test_an_exact_gp_of_many_rows_gives_the_value_and_gradient_of_autograd(
     autograd path."""
     X, active, y, features = _large_leaf_data(ANALYTIC_GRADIENT_ROWS)
     model = ExactGP(kernel=kernel, mean=mean, seed=0, max_iter=5).fit(X, active, y, features)
-    rng = np.random.default_rng(4)
-    shifted = {
-        k: v + 0.2 * torch.as_tensor(rng.standard_normal(v.shape))
-        for k, v in model.params_.items()
-    }
-
-    def value_and_gradient() -> tuple[float, list[np.ndarray]]:
-        params = {k: v.clone().requires_grad_(True) for k, v in shifted.items()}
-        value = model._log_posterior(params)[0]
-        gradient = torch.autograd.grad(value, list(params.values()))
-        return value.item(), [g.numpy() for g in gradient]
-
+    value_and_gradient = _value_and_gradient(
+        lambda params: model._log_posterior(params)[0], model.params_, seed=4
+    )
     analytic = value_and_gradient()
     monkeypatch.setattr(exact, "ANALYTIC_GRADIENT_ROWS", 10**9)
-    autograd = value_and_gradient()
-    assert analytic[0] == pytest.approx(autograd[0], rel=1e-10)
-    for a, b in zip(analytic[1], autograd[1], strict=True):
-        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+    _assert_same(analytic, value_and_gradient())
