@@ -101,14 +101,16 @@ def _assert_same(
 def test_a_large_leaf_gives_the_value_and_gradient_of_the_batched_path(
     monkeypatch: pytest.MonkeyPatch, options: dict
 ) -> None:
-    """A leaf of ``ALONE_ROWS`` rows or more (alone, analytic gradient) and the same leaf in
-    the batched autograd path give one log posterior and one gradient."""
-    X, active, y, features = _large_leaf_data(posterior.ALONE_ROWS + 4)
+    """A leaf of ``ANALYTIC_GRADIENT_ROWS`` rows or more (alone, analytic gradient) and the same
+    leaf in the batched autograd path give one log posterior and one gradient."""
+    X, active, y, features = _large_leaf_data(posterior.ANALYTIC_GRADIENT_ROWS + 4)
     model = TreeGP(seed=0, max_iter=5, **options).fit(X, active, y, features)
-    assert max(bucket.rows.shape[1] for bucket in model.buckets_) >= posterior.ALONE_ROWS
+    assert (
+        max(bucket.rows.shape[1] for bucket in model.buckets_) >= posterior.ANALYTIC_GRADIENT_ROWS
+    )
     value_and_gradient = _value_and_gradient(model._log_posterior, model.params_, seed=3)
     analytic = value_and_gradient()
-    monkeypatch.setattr(posterior, "ALONE_ROWS", 10**9)
+    monkeypatch.setattr(posterior, "ANALYTIC_GRADIENT_ROWS", 10**9)
     model.buckets_ = model._buckets()
     _assert_same(analytic, value_and_gradient())
 

@@ -60,12 +60,12 @@ class _QuadraticForms(torch.autograd.Function):
     ) -> tuple[torch.Tensor | None, torch.Tensor | None, None]:
         L, A = ctx.saved_tensors
         C = torch.linalg.solve_triangular(L.transpose(-2, -1), A, upper=True)  # K^-1 W
-        G = grad_S + grad_S.transpose(-2, -1)
+        CG = C @ (grad_S + grad_S.transpose(-2, -1))  # dl/dW
         grad_K = None
         if ctx.needs_input_grad[0]:
-            grad_K = -0.5 * (C @ G) @ C.transpose(-2, -1)
+            grad_K = -0.5 * CG @ C.transpose(-2, -1)
             grad_K = grad_K + grad_log_det[:, None, None] * torch.cholesky_inverse(L)
-        grad_W = C @ G if ctx.needs_input_grad[1] else None
+        grad_W = CG if ctx.needs_input_grad[1] else None
         return grad_K, grad_W, None
 
 

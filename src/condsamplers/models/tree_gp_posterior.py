@@ -44,15 +44,14 @@ class _Bucket:
 #: measured with (docs/design.md).
 JOINT_FORM_MIN_FEATURES = 256
 
-#: A leaf with at least this many rows gets a batch of its own, and the analytic gradient of
-#: its terms. Batching saves the per-call overhead of small leaves; a large leaf's cubic cost
-#: dwarfs that overhead, and padding it to a neighbour up to 1.5 times its size would cost up
-#: to 1.5^3 = 3.4 times its own work. At 10,000 trials of jenatton_large (8 leaves of 293-703
-#: rows) batches of one leaf took one evaluation of the log posterior with its gradient from
-#: 0.76 s to 0.38 s, the analytic gradient to about 0.25 s. Smaller leaves keep the batches
-#: they had (the same arithmetic, bit for bit, in the studies of a few hundred trials that
-#: docs/benchmarks.md reports).
-ALONE_ROWS = ANALYTIC_GRADIENT_ROWS
+# A leaf of ANALYTIC_GRADIENT_ROWS rows or more gets a batch of its own, and the analytic
+# gradient of its terms. Batching saves the per-call overhead of small leaves; a large leaf's
+# cubic cost dwarfs that overhead, and padding it to a neighbour up to 1.5 times its size would
+# cost up to 1.5^3 = 3.4 times its own work. At 10,000 trials of jenatton_large (8 leaves of
+# 293-703 rows) batches of one leaf took one evaluation of the log posterior with its gradient
+# from 0.76 s to 0.38 s, the analytic gradient to about 0.25 s. Smaller leaves keep the batches
+# they had (the same arithmetic, bit for bit, in the studies of a few hundred trials that
+# docs/benchmarks.md reports).
 
 #: One leaf's Cholesky factor ``L_p`` and ``L_p^-1 [r_p, Z_p]``.
 _LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
@@ -109,12 +108,16 @@ class TreeGPInference:
 
     def _buckets(self) -> list[_Bucket]:
         """Leaves with data, grouped by similar size and padded, for batched Cholesky; a leaf
-        of :data:`ALONE_ROWS` rows or more alone, unpadded."""
+        of ``ANALYTIC_GRADIENT_ROWS`` rows or more alone, unpadded."""
         sizes = sorted((len(rows), p) for p, rows in self.rows_.items())
         groups: list[list[tuple[int, int]]] = []
         for size, p in sizes:
             smallest = groups[-1][0][0] if groups else 0
-            if not groups or size > max(1.5 * smallest, smallest + 8) or size >= ALONE_ROWS:
+            if (
+                not groups
+                or size > max(1.5 * smallest, smallest + 8)
+                or size >= ANALYTIC_GRADIENT_ROWS
+            ):
                 groups.append([])
             groups[-1].append((size, p))
         buckets = []
@@ -159,7 +162,7 @@ class TreeGPInference:
                 amplitude * matern52(sq) * both
                 + eye * (noise * bucket.valid + 1.0 - bucket.valid)[:, None, :]
             )
-            if E.shape[1] >= ALONE_ROWS:  # one large leaf: the analytic gradient
+            if E.shape[1] >= ANALYTIC_GRADIENT_ROWS:  # one large leaf: the analytic gradient
                 S, leaf_log_det, L, A = quadratic_forms(
                     K, self._leaf_rhs(params, bucket, Z), log=log
                 )
