@@ -459,4 +459,7 @@ def test_pairings_counts_good_evaluations_and_each_samplers_trials_on_the_best_p
     assert best == ("norm", "knn")
     assert rows[2] == "| norm + knn | 2 | 0.015 | 1 (50%) |"
     by_sampler = pairings.sampler_table(runs, best, good=0.015)
-    assert by_sampler[2:] == ["| a | 1 | 2 [2.0] | 0 | 1 |", "| b | 1 | 0 [0.0] | 1 | 0 |"]
+    assert by_sampler[2:] == [
+        "| a | 1 | 2 [2.0] | 50% | 0 | 1 |",
+        "| b | 1 | 0 [0.0] | - | 1 | 0 |",
+    ]

@@ -18,7 +18,7 @@ import argparse
 import gzip
 import json
 import statistics
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -63,25 +63,36 @@ def pairing_table(runs: list[dict[str, Any]], good: float) -> tuple[list[str], P
 
 
 def sampler_table(runs: list[dict[str, Any]], best: Pairing, good: float) -> list[str]:
-    """Markdown rows per sampler: model-based trials on ``best`` and runs reaching ``good``."""
+    """Markdown rows per sampler: model-based trials on ``best``, the share of them reaching
+    ``good`` (how well the sampler searches inside the pairing, once there), and runs reaching
+    ``good``."""
     by_sampler: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for run in runs:
         by_sampler[run["sampler"]].append(run)
     rows = [
         f"| sampler | runs | model-based trials on {best[0]} + {best[1]}: median [mean] "
-        "| runs with none | runs reaching the bar |",
-        "|---|---|---|---|---|",
+        "| of them reaching the bar | runs with none | runs reaching the bar |",
+        "|---|---|---|---|---|---|",
     ]
     for sampler, its_runs in by_sampler.items():
-        counts = [
-            Counter(pairing(c) for c in run["configs"][N_STARTUP:])[best] for run in its_runs
+        on_best = [
+            [v for c, v in zip(run["configs"], run["values"], strict=True) if pairing(c) == best]
+            for run in (_model_based(r) for r in its_runs)
         ]
+        counts = [len(values) for values in on_best]
+        n_good = sum(v <= good for values in on_best for v in values)
+        share = f"{n_good / sum(counts):.0%}" if sum(counts) else "-"
         reached = sum(min(run["values"]) <= good for run in its_runs)
         rows.append(
             f"| {sampler} | {len(its_runs)} | {statistics.median(counts):g} "
-            f"[{statistics.mean(counts):.1f}] | {counts.count(0)} | {reached} |"
+            f"[{statistics.mean(counts):.1f}] | {share} | {counts.count(0)} | {reached} |"
         )
     return rows
+
+
+def _model_based(run: dict[str, Any]) -> dict[str, Any]:
+    """``run`` without its startup trials."""
+    return {"configs": run["configs"][N_STARTUP:], "values": run["values"][N_STARTUP:]}
 
 
 def main(argv: list[str] | None = None) -> int:
