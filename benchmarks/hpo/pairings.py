@@ -75,9 +75,15 @@ def sampler_table(runs: list[dict[str, Any]], best: Pairing, good: float) -> lis
         "|---|---|---|---|---|---|",
     ]
     for sampler, its_runs in by_sampler.items():
-        on_best = [
-            [v for c, v in zip(run["configs"], run["values"], strict=True) if pairing(c) == best]
-            for run in (_model_based(r) for r in its_runs)
+        on_best = [  # the values of its model-based trials (after the startup) on ``best``
+            [
+                value
+                for config, value in zip(
+                    run["configs"][N_STARTUP:], run["values"][N_STARTUP:], strict=True
+                )
+                if pairing(config) == best
+            ]
+            for run in its_runs
         ]
         counts = [len(values) for values in on_best]
         n_good = sum(v <= good for values in on_best for v in values)
@@ -88,11 +94,6 @@ def sampler_table(runs: list[dict[str, Any]], best: Pairing, good: float) -> lis
             f"[{statistics.mean(counts):.1f}] | {share} | {counts.count(0)} | {reached} |"
         )
     return rows
-
-
-def _model_based(run: dict[str, Any]) -> dict[str, Any]:
-    """``run`` without its startup trials."""
-    return {"configs": run["configs"][N_STARTUP:], "values": run["values"][N_STARTUP:]}
 
 
 def main(argv: list[str] | None = None) -> int:
