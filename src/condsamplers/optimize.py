@@ -58,10 +58,10 @@ class OptimizerSettings:
             ``two_step`` (docs/multi_objective.md: the path EHVI chose a decoy branch whose
             corners sit on the front by a hair, 0.76 of the true front's hypervolume where
             the joint search reached 0.95).
-        branch_draw: with ``two_step``, draw the branch of each parameter with three or more
-            branches (:func:`~condsamplers.branch_draw.draw_branches`, a Thompson draw on how
-            often a branch holds the best trials) before the path EI chooses among the paths
-            left.
+        branch_draw: with ``two_step``, choose the branches of the parameters with three or
+            more branches and of those below them (:func:`~condsamplers.branch_draw.draw_branches`,
+            TPE's rule on how often a branch holds the best trials) before the path EI chooses
+            among the paths left.
         output_warping: the monotone warp of the objective values the model is fitted to
             (:func:`condsamplers.warping.warp_outputs`, one of
             :data:`~condsamplers.warping.OUTPUT_WARPINGS`); the incumbent and EI live in the
