@@ -24,6 +24,7 @@ STAGES = {
     "hypervolume": 4,
     "optimize": 5,
     "branch_draw": 5,
+    "branch_tpe": 5,
     "pipeline": 6,
     "pipeline_pareto": 6,
     "samplers": 7,

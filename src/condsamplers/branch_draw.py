@@ -1,46 +1,36 @@
-"""The branches of a conditional space chosen by TPE's rule, before the path EI.
+"""A Thompson draw of the branch at branching parameters with three or more branches.
 
 The two-step search (Jenatton et al. 2017, sec. 3.2) chooses a path by its path EI. Where a
 parameter selects among many branches (an estimator family, a preprocessing), each branch
-holds a few trials and the model judges a branch by their level: one poor first trial writes
-a branch off, and a branch whose good configurations are a small share of its trials (k-NN
-after a normaliser on iris, an SGD after PCA on wine) is rarely searched long enough to find
-them (docs/benchmarks.md, the CASH section). Before the path EI, the branches are chosen the
-way Optuna's multivariate TPE (Bergstra et al. 2011; Watanabe 2023, secs. 3-4) chooses
-categorical values, from how often each is among the *good* trials; the path EI and the
-acquisition optimiser then choose the numbers on the chosen branches' paths.
+holds a few trials and the model judges it by their level: one poor first trial writes a
+branch off (docs/benchmarks.md, the CASH section). Before the path EI, each such parameter
+takes one group of its values by Bernoulli Thompson sampling (Thompson 1933; Russo et al.
+2018, sec. 3) on how often a branch holds one of the *good* trials:
 
-Values of a branching parameter are grouped by the children they activate (its *branches*,
-``ConditionalSpace.branch_groups``). The good trials ``G`` are the best ``ceil(0.1 n)`` of the
-``n`` feasible ones, at least 1 and at most 25 (TPE's split, Watanabe 2023, sec. 3.2); ``B``
-are the others. For parameters ``1..d`` with ``C_j`` branches each, the kernel of trial ``t``
-(``K`` kernels in all: one per trial and a prior one, prior weight ``w = 1``) is
+    theta_g ~ Beta(1 + good_g, 1 + other_g),      g* = argmax_g theta_g           (1)
 
-    k_t(c) = prod_j (1[c_j = c_tj] + w/K) / (1 + w C_j/K),    k_prior(c) = prod_j 1/C_j      (1)
+The parameters are drawn one after another, as a chain: the root ones with the most branches
+first (the estimator family, then the preprocessing), then the nested ones, parents first.
+Each counts only the trials that *agree* with the branches drawn before it (a trial where an
+earlier parameter is inactive agrees), so the preprocessing of an SVC is judged on the SVCs'
+trials and an SVC's kernel on the SVCs with that preprocessing. Among those trials ``good_g``
+counts branch ``g``'s among the best ``ceil(0.1 m)`` of the ``m`` counted ones (at least 1, at
+most 25: the split of Optuna's TPE, Watanabe 2023, sec. 3.2), ``other_g`` the rest of its
+trials. A branch whose values activate a nested parameter with three or more branches is judged
+at its best nested branch, on its own trials:
 
-and with the mixtures of the good and of the other trials' kernels, each with the prior one,
+    theta_g = max_h theta_gh,      theta_gh ~ Beta(1 + good_gh, 1 + other_gh)       (2)
 
-    l(c) = mean_{t in G + prior} k_t(c),    g(c) = mean_{t in B + prior} k_t(c),            (2)
+so a family is not written off for its poor kernels (an SVC with a sigmoid kernel) while its
+good one is barely tried. The path EI then chooses among the paths of the drawn branches.
+(:mod:`condsamplers.branch_tpe` chooses the branches by TPE's rule instead, with
+``TreeGPSampler(branch_draw="tpe")``.) A
+branch with few trials keeps a wide draw, so it is tried again; a branch that holds the good
+trials is drawn most of the time.
 
-``N = 24`` candidates are drawn from ``l`` and the one with the highest ``log l(c) - log g(c)``
-is kept (the next one where none of the paths left takes it):
-
-    c* = argmax_{c_1..c_N ~ l} log l(c) - log g(c).                                      (3)
-
-Which parameters, and how:
-
-* the root parameters with three or more branches together (``d`` = their number): a pairing of
-  an estimator family and a preprocessing is kept whole, so a pairing that holds good trials is
-  drawn again as a pair, while the kernels' mass ``w/K`` off their own branch and the prior
-  kernel try its neighbours and the untried pairings; a pairing whose trials pile up outside
-  the good set loses its ratio as ``g`` grows;
-* then, parents first, every branching parameter below them (two or more branches), and any
-  other parameter with three or more branches, each on its own (``d = 1``) on the trials where
-  it is active, with the same good set (TPE's group decomposition, Watanabe 2023, sec. 4).
-
-Other parameters with two branches are left to the path EI (and the generator is not drawn
-from): on two branches each holds about half of the trials, which the model tells apart, and
-there a draw cost the synthetic figures (docs/benchmarks_history.md, issue 24, tenth session).
+Parameters with two branches are left to the path EI (and the generator is not drawn from):
+on two branches each holds about half of the trials, which the model tells apart, and there a
+draw cost the synthetic figures (docs/benchmarks_history.md, issue 24, tenth session).
 """
 
 from __future__ import annotations
@@ -55,12 +45,8 @@ from condsamplers.space import ConditionalSpace, ParamNode, Path
 GOOD_FRACTION = 0.1
 #: Most good trials (Optuna TPE's default split).
 MAX_GOOD = 25
-#: Fewest branches of a parameter whose branch is drawn without a drawn parent.
+#: Fewest branches of a parameter whose branch is drawn.
 MIN_BRANCHES = 3
-#: Candidates drawn from ``l`` (eq. 3; Optuna TPE's ``n_ei_candidates``).
-N_CANDIDATES = 24
-#: Weight of the prior in each kernel and of the prior kernel (eq. 1; Optuna TPE's).
-PRIOR_WEIGHT = 1.0
 
 
 def good_trials(y: np.ndarray) -> np.ndarray:
@@ -81,33 +67,32 @@ def draw_branches(
     paths: list[Path],
     rng: np.random.Generator,
 ) -> list[Path]:
-    """The ``paths`` of the branches chosen by eqs. 1-3 (module docstring): the root
-    parameters with ``MIN_BRANCHES`` or more branches together, then each parameter below them
-    or with ``MIN_BRANCHES`` or more branches, parents first. ``X``, ``active``, ``y``: the
-    encoded feasible trials, ``y`` to be minimised. A parameter on none of the paths left is
-    skipped."""
+    """The ``paths`` of the branches drawn at each branching parameter with ``MIN_BRANCHES`` or
+    more groups of values (module docstring), in :func:`draw_order`. ``X``, ``active``, ``y``:
+    the encoded feasible trials, ``y`` to be minimised. A parameter on none of the paths left,
+    or active in none of the trials that agree with the branches drawn so far, is skipped; a
+    drawn branch none of whose paths is left gives way to the next highest draw."""
     if len(y) == 0:
         return paths
-    good = good_trials(y)
-    order = draw_order(space)
-    roots = [
-        node
-        for node in order
-        if node.condition is None
-        and len(space.branch_groups(node)) >= MIN_BRANCHES
-        and any(_on_path(p, node) for p in paths)
-    ]
-    kept = _choose(space, roots, X, active, good, paths, rng) if roots else paths
-    below = {node.key for node in roots}
-    for node in order:
-        if node.condition is None:
+    kept = paths
+    agree = np.ones(len(y), dtype=bool)
+    for node in draw_order(space):
+        groups = space.branch_groups(node)
+        if len(groups) < MIN_BRANCHES or not any(on_path(p, node) for p in kept):
             continue
-        under_drawn = node.condition.parent in below
-        if not under_drawn and len(space.branch_groups(node)) < MIN_BRANCHES:
+        member = _membership(space, node, groups, X, active) & agree
+        if not member.any():
             continue
-        below.add(node.key)
-        if len(space.branch_groups(node)) >= 2 and any(_on_path(p, node) for p in kept):
-            kept = _choose(space, [node], X, active, good, kept, rng)
+        counted = member.any(axis=0)
+        good = np.zeros(len(y), dtype=bool)
+        good[np.flatnonzero(counted)] = good_trials(y[counted])
+        draws = _branch_draws(space, node, groups, X, active, member, good, rng)
+        for g in np.argsort(-draws, kind="stable"):
+            narrowed = [p for p in kept if keeps(p, node, groups[g])]
+            if narrowed:
+                kept = narrowed
+                agree &= member[g] | ~active[:, space.index[node.key]]
+                break
     return kept
 
 
@@ -120,97 +105,73 @@ def draw_order(space: ConditionalSpace) -> list[ParamNode]:
     return roots + [n for n in nodes if n.condition is not None]
 
 
-def _choose(
+def _branch_draws(
     space: ConditionalSpace,
-    nodes: list[ParamNode],
+    node: ParamNode,
+    groups: list[tuple[float, ...]],
     X: np.ndarray,
     active: np.ndarray,
+    member: np.ndarray,
     good: np.ndarray,
-    paths: list[Path],
     rng: np.random.Generator,
-) -> list[Path]:
-    """The paths of the branches of ``nodes`` chosen together by eq. 3, counted on the trials
-    where every one of ``nodes`` is active; ``paths`` as they are where there are no such
-    trials or no candidate keeps any of the paths."""
-    groups = [space.branch_groups(node) for node in nodes]
-    index = np.stack(
-        [_group_index(space, n, g, X, active) for n, g in zip(nodes, groups, strict=True)], axis=1
-    )
-    counted = (index >= 0).all(axis=1)
-    if not counted.any():
-        return paths
-    sizes = [len(g) for g in groups]
-    for candidate in tpe_candidates(index[good & counted], index[~good & counted], sizes, rng):
-        narrowed = [
-            p
-            for p in paths
-            if all(_keeps(p, n, g[c]) for n, g, c in zip(nodes, groups, candidate, strict=True))
-        ]
-        if narrowed:
-            return narrowed
-    return paths
-
-
-def tpe_candidates(
-    good: np.ndarray, other: np.ndarray, sizes: list[int], rng: np.random.Generator
 ) -> np.ndarray:
-    """``N_CANDIDATES`` rows of branch indices drawn from ``l`` (eq. 2), ranked by
-    ``log l - log g`` (eq. 3), best first. ``good``, ``other``: ``(trials, d)`` branch indices
-    of the good and the other trials; ``sizes``: the number of branches of each column."""
-    kernel = rng.integers(0, len(good) + 1, size=N_CANDIDATES)
-    candidates = np.zeros((N_CANDIDATES, len(sizes)), dtype=int)
-    for j, n_branches in enumerate(sizes):
-        for i, probs in enumerate(_kernel_probs(good[:, j], n_branches)[kernel]):
-            candidates[i, j] = rng.choice(n_branches, p=probs)
-    score = _log_mixture(candidates, good, sizes) - _log_mixture(candidates, other, sizes)
-    return candidates[np.argsort(-score, kind="stable")]
+    """One draw per branch of ``node`` (eq. 1); a branch whose values activate a branching
+    parameter with ``MIN_BRANCHES`` or more groups takes the highest draw among those groups,
+    each counted on the branch's trials (eq. 2)."""
+    draws = _beta_draws(member, good, rng)
+    branching = {n.key for n in space.branching_nodes()}
+    nested = [n for n in space.children(node.key) if n.key in branching]
+    for g, values in enumerate(groups):
+        best = None
+        for child in nested:
+            if not _activated(child, values):
+                continue
+            sub_groups = space.branch_groups(child)
+            if len(sub_groups) < MIN_BRANCHES:
+                continue
+            sub = _membership(space, child, sub_groups, X, active) & member[g]
+            sub_draws = _beta_draws(sub, good, rng)
+            best = sub_draws.max() if best is None else max(best, sub_draws.max())
+        if best is not None:
+            draws[g] = best
+    return draws
 
 
-def _kernel_probs(observed: np.ndarray, n_branches: int) -> np.ndarray:
-    """Eq. 1 for one parameter: ``(len(observed) + 1, n_branches)``, the kernel at each
-    observed branch, then the prior kernel (uniform)."""
-    n_kernels = len(observed) + 1
-    weights = np.full((n_kernels, n_branches), PRIOR_WEIGHT / n_kernels)
-    weights[np.arange(len(observed)), observed] += 1.0
-    weights[-1] = 1.0
-    return weights / weights.sum(axis=1, keepdims=True)
+def _beta_draws(member: np.ndarray, good: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """Eq. 1 for each row of ``member`` (``(groups, trials)``): ``Beta(1 + good, 1 + other)``."""
+    return rng.beta(1.0 + (member & good).sum(axis=1), 1.0 + (member & ~good).sum(axis=1))
 
 
-def _log_mixture(candidates: np.ndarray, observed: np.ndarray, sizes: list[int]) -> np.ndarray:
-    """``log`` of eq. 2 at each row of ``candidates``: the mean over the kernels at the rows
-    of ``observed`` and the prior kernel of their product over the columns."""
-    log_k = np.zeros((len(candidates), len(observed) + 1))
-    for j, n_branches in enumerate(sizes):
-        log_k += np.log(_kernel_probs(observed[:, j], n_branches)[:, candidates[:, j]].T)
-    top = log_k.max(axis=1, keepdims=True)
-    return top[:, 0] + np.log(np.exp(log_k - top).mean(axis=1))
+def _activated(child: ParamNode, values: tuple[float, ...]) -> bool:
+    """Whether one of ``values`` (its parent's) activates ``child``."""
+    assert child.condition is not None
+    return bool(child.condition.holds(np.asarray(values, dtype=float)).any())
 
 
-def _group_index(
+def on_path(path: Path, node: ParamNode) -> bool:
+    """Whether ``path`` takes a branch of ``node``."""
+    return any(key == node.key for key, _ in path.branch_values)
+
+
+def _membership(
     space: ConditionalSpace,
     node: ParamNode,
     groups: list[tuple[float, ...]],
     X: np.ndarray,
     active: np.ndarray,
 ) -> np.ndarray:
-    """Each trial's branch of ``node`` (an index into ``groups``), ``-1`` where inactive."""
+    """``(groups, trials)``: whether each trial has ``node`` active with a value of the group."""
     j = space.index[node.key]
     internal = node.from_unit(X[:, j])
-    index = np.full(len(X), -1)
-    for g, values in enumerate(groups):
-        index[_isin(internal, values) & active[:, j]] = g
-    return index
+    return np.stack([isin_values(internal, values) & active[:, j] for values in groups])
 
 
-def _on_path(path: Path, node: ParamNode) -> bool:
-    return any(key == node.key for key, _ in path.branch_values)
-
-
-def _keeps(path: Path, node: ParamNode, values: tuple[float, ...]) -> bool:
+def keeps(path: Path, node: ParamNode, values: tuple[float, ...]) -> bool:
     """Whether ``path`` is off ``node`` or takes only ``values`` there."""
     on = dict(path.branch_values).get(node.key)
-    return on is None or bool(_isin(np.asarray(on, dtype=float), values).all())
+    return on is None or bool(isin_values(np.asarray(on, dtype=float), values).all())
 
 
-def _isin(internal: np.ndarray, values: tuple[float, ...]) -> np.ndarray:
+def isin_values(internal: np.ndarray, values: tuple[float, ...]) -> np.ndarray:
+    """Whether each of ``internal`` (a parameter's internal values) is one of ``values``."""
     return np.isclose(internal[:, None], np.asarray(values, dtype=float)[None, :]).any(axis=1)

@@ -58,10 +58,13 @@ class OptimizerSettings:
             ``two_step`` (docs/multi_objective.md: the path EHVI chose a decoy branch whose
             corners sit on the front by a hair, 0.76 of the true front's hypervolume where
             the joint search reached 0.95).
-        branch_draw: with ``two_step``, choose the branches of the parameters with three or
-            more branches and of those below them (:func:`~condsamplers.branch_draw.draw_branches`,
-            TPE's rule on how often a branch holds the best trials) before the path EI chooses
-            among the paths left.
+        branch_draw: with ``two_step``, draw the branch of each parameter with three or more
+            branches before the path EI chooses among the paths left.
+        branch_rule: how (with ``branch_draw``): ``"thompson"``
+            (:func:`~condsamplers.branch_draw.draw_branches`, a Thompson draw on how often a
+            branch holds the best trials) or ``"tpe"``
+            (:func:`~condsamplers.branch_tpe.choose_branches`, TPE's rule, the root parameters
+            together).
         output_warping: the monotone warp of the objective values the model is fitted to
             (:func:`condsamplers.warping.warp_outputs`, one of
             :data:`~condsamplers.warping.OUTPUT_WARPINGS`); the incumbent and EI live in the
@@ -74,6 +77,7 @@ class OptimizerSettings:
     local_search_max_iter: int = 100
     two_step: bool = False
     branch_draw: bool = False
+    branch_rule: str = "thompson"
     joint_with_fidelity: bool = False
     noise_penalty_with_fidelity: bool = True
     joint_with_objectives: bool = False

@@ -27,6 +27,7 @@ from condsamplers.acquisition import (
     with_feasibility,
 )
 from condsamplers.branch_draw import draw_branches
+from condsamplers.branch_tpe import choose_branches
 from condsamplers.evidence_warping import AUTO_WARPING, fit_by_evidence
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
@@ -436,13 +437,15 @@ def _two_step_path(
     """The path of the first step of the two-step EI (per second with ``cost``), or ``None`` to
     search every path. With ``settings.branch_draw`` the path EI chooses among the paths of
     the branches drawn by :func:`~condsamplers.branch_draw.draw_branches` (parameters with
-    three or more branches)."""
+    three or more branches), or with ``settings.branch_rule == "tpe"`` chosen by
+    :func:`~condsamplers.branch_tpe.choose_branches`."""
     models = [f.model for f in fantasies] + [c.model for c in constraints]
     models += [] if cost is None else [cost.model]
     paths = two_step_paths(space, data, settings, models, fixed)
     if paths and settings.branch_draw:
         feasible = data.feasible()
-        paths = draw_branches(
+        choose = choose_branches if settings.branch_rule == "tpe" else draw_branches
+        paths = choose(
             space, data.X[feasible], data.active[feasible], data.y[feasible], paths, rng
         )
     if len(paths) <= 1:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from condsamplers.acquisition import DEFAULT_N_FANTASIES  # noqa: F401 (importable from here)
 from condsamplers.evidence_warping import AUTO_WARPING
 from condsamplers.models.base import Surrogate
@@ -16,7 +18,7 @@ from condsamplers.models.tree_gp import (
     TreeGP,
 )
 from condsamplers.samplers.base import ConditionalSampler
-from condsamplers.validation import check_bool, check_choice, check_int
+from condsamplers.validation import check_choice, check_int
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -63,15 +65,17 @@ class TreeGPSampler(ConditionalSampler):
             constant of ordinary kriging: a path reverts to the common level away from its
             own observations; with ``independent=True`` the default of ``CondBayesSearchCV``,
             docs/search_cv.md sec. 8).
-        branch_draw: ``True`` (default): in the two-step search, the parameters with three
-            or more branches (an estimator family and a preprocessing, together) and those
-            below them first take their branches by TPE's rule on how often each branch holds
-            the best 10% of the trials (:mod:`condsamplers.branch_draw`), and the path EI
-            chooses among those branches' paths; ``False``: the path EI chooses among all
-            paths (the paper's first step). On CASH iris (seeds 0-19) 19 runs of 20 reach two
-            errors in 150 (with the previous Thompson draw 11, TPE 9; docs/benchmarks.md);
-            spaces whose branching parameters all have two branches are searched as without
-            it.
+        branch_draw: ``True`` (default): in the two-step search, each parameter with three or
+            more branches (an estimator family, a preprocessing) first takes a branch by a
+            Thompson draw on how often each branch holds the best 10% of the trials
+            (:mod:`condsamplers.branch_draw`), and the path EI chooses among that branch's
+            paths. ``"tpe"``: the root parameters with three or more branches take their
+            branches together, and those below them one by one, by TPE's rule
+            (:mod:`condsamplers.branch_tpe`): on CASH iris (seeds 0-19) 19 runs of 20 reach two
+            errors in 150 (the default 11, TPE 9), but on breast cancer it ends worse than the
+            default on every seed measured (docs/benchmarks.md). ``False``: the path EI
+            chooses among all paths (the paper's first step). Spaces whose branching
+            parameters all have two branches are searched the same way with each.
         hyperparameter_samples: ``0`` (default): EI of the MAP hyperparameters. ``S > 0``: EI
             averaged over ``S`` slice samples of the hyperparameter posterior, the integrated
             acquisition of DNGO (Snoek et al. 2015, eq. 11-12; ``TreeGP``'s argument of the
@@ -105,7 +109,7 @@ class TreeGPSampler(ConditionalSampler):
         signal_variance: str = "shared",
         hyperparameter_samples: int = 0,
         offsets: str = "leaf",
-        branch_draw: bool = True,
+        branch_draw: bool | str = True,
         **options: Unpack[SamplerOptions],
     ) -> None:
         check_choice("acquisition", acquisition, ACQUISITIONS)
@@ -131,7 +135,8 @@ class TreeGPSampler(ConditionalSampler):
         self._settings = dataclasses.replace(
             self._settings,
             two_step=acquisition == "two_step" or (acquisition == "auto" and not independent),
-            branch_draw=check_bool("branch_draw", branch_draw),
+            branch_draw=_branch_draw_on(branch_draw),
+            branch_rule=BRANCH_TPE if branch_draw == BRANCH_TPE else "thompson",
             joint_with_fidelity=acquisition == "auto",
             noise_penalty_with_fidelity=False,
             joint_with_objectives=acquisition == "auto",
@@ -153,3 +158,20 @@ class TreeGPSampler(ConditionalSampler):
     def _warm_start_of(self, model: Surrogate) -> Any:
         assert isinstance(model, TreeGP)
         return model.warm_start_state()
+
+
+#: ``TreeGPSampler(branch_draw=...)``'s value for the branches chosen by TPE's rule.
+BRANCH_TPE = "tpe"
+
+
+def _branch_draw_on(branch_draw: object) -> bool:
+    """Whether ``branch_draw`` (``True``, ``False`` or ``"tpe"``) chooses branches before the
+    path EI; a ValueError naming the parameter for any other value."""
+    if branch_draw == BRANCH_TPE:
+        return True
+    if not isinstance(branch_draw, (bool, np.bool_)):
+        raise ValueError(
+            f"branch_draw={branch_draw!r} must be True (the Thompson draw), {BRANCH_TPE!r} "
+            "(TPE's rule) or False (the path EI alone)."
+        )
+    return bool(branch_draw)
