@@ -85,6 +85,7 @@ METHODS = ("CondBayesSearchCV", "RandomizedSearchCV")
 SAMPLER_VARIANTS: dict[str, dict[str, Any]] = {
     "two_step": {},  # TreeGPSampler's own defaults: two-step path EI with the branch draw
     "two_step_nodraw": {"branch_draw": False},
+    "two_step_tpe": {"branch_draw": "tpe"},  # the branches chosen by TPE's rule
     "two_step_nobound": {"objective_bound": None},  # as the suite's tree GP: no bound
     # CondBayesSearchCV's default sampler with one option changed
     "default_tail": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "tail"},
