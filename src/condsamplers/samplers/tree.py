@@ -72,10 +72,10 @@ class TreeGPSampler(ConditionalSampler):
             paths. ``"tpe"``: the root parameters with three or more branches take their
             branches together, and those below them one by one, by TPE's rule
             (:mod:`condsamplers.branch_tpe`): on CASH iris (seeds 0-19) 19 runs of 20 reach two
-            errors in 150 (the default 11, TPE 9), but on breast cancer it ends worse than the
-            default on every seed measured (docs/benchmarks.md). ``False``: the path EI
-            chooses among all paths (the paper's first step). Spaces whose branching
-            parameters all have two branches are searched the same way with each.
+            errors in 150 (the default 11, TPE 9), but on breast cancer and diabetes it ends
+            behind the default (docs/benchmarks.md). ``False``: the path EI chooses among all
+            paths (the paper's first step). Spaces whose branching parameters all have two
+            branches are searched the same way with each.
         hyperparameter_samples: ``0`` (default): EI of the MAP hyperparameters. ``S > 0``: EI
             averaged over ``S`` slice samples of the hyperparameter posterior, the integrated
             acquisition of DNGO (Snoek et al. 2015, eq. 11-12; ``TreeGP``'s argument of the
