@@ -80,7 +80,7 @@ def draw_branches(
         groups = space.branch_groups(node)
         if len(groups) < MIN_BRANCHES or not any(on_path(p, node) for p in kept):
             continue
-        member = _membership(space, node, groups, X, active) & agree
+        member = membership(space, node, groups, X, active) & agree
         if not member.any():
             continue
         counted = member.any(axis=0)
@@ -129,7 +129,7 @@ def _branch_draws(
             sub_groups = space.branch_groups(child)
             if len(sub_groups) < MIN_BRANCHES:
                 continue
-            sub = _membership(space, child, sub_groups, X, active) & member[g]
+            sub = membership(space, child, sub_groups, X, active) & member[g]
             sub_draws = _beta_draws(sub, good, rng)
             best = sub_draws.max() if best is None else max(best, sub_draws.max())
         if best is not None:
@@ -153,7 +153,7 @@ def on_path(path: Path, node: ParamNode) -> bool:
     return any(key == node.key for key, _ in path.branch_values)
 
 
-def _membership(
+def membership(
     space: ConditionalSpace,
     node: ParamNode,
     groups: list[tuple[float, ...]],

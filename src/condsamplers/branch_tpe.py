@@ -52,8 +52,8 @@ from condsamplers.branch_draw import (
     MIN_BRANCHES,
     draw_order,
     good_trials,
-    isin_values,
     keeps,
+    membership,
     on_path,
 )
 from condsamplers.space import ConditionalSpace, ParamNode, Path
@@ -176,9 +176,7 @@ def _group_index(
     active: np.ndarray,
 ) -> np.ndarray:
     """Each trial's branch of ``node`` (an index into ``groups``), ``-1`` where inactive."""
-    j = space.index[node.key]
-    internal = node.from_unit(X[:, j])
     index = np.full(len(X), -1)
-    for g, values in enumerate(groups):
-        index[isin_values(internal, values) & active[:, j]] = g
+    for g, member in enumerate(membership(space, node, groups, X, active)):
+        index[member] = g
     return index
