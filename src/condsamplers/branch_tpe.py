@@ -93,11 +93,11 @@ def choose_branches(
     for node in order:
         if node.condition is None:
             continue
-        under_drawn = node.condition.parent in below
-        if not under_drawn and len(space.branch_groups(node)) < MIN_BRANCHES:
+        n_branches = len(space.branch_groups(node))
+        if node.condition.parent not in below and n_branches < MIN_BRANCHES:
             continue
         below.add(node.key)
-        if len(space.branch_groups(node)) >= 2 and any(on_path(p, node) for p in kept):
+        if n_branches >= 2 and any(on_path(p, node) for p in kept):
             kept = _choose(space, [node], X, active, good, kept, rng)
     return kept
 
