@@ -105,6 +105,22 @@ def prep(family: str, preprocessing: str, x: float) -> dict:
     return {"family": family, "prep": preprocessing, f"x_{family}": x, f"z_{preprocessing}": 0.0}
 
 
+def kinds_kept(choose: Chooser, seeds: int = 200) -> dict[str, int]:
+    """How many of ``seeds`` generator seeds ``choose`` keeps each branch of
+    :func:`three_kinds` (30 random trials); each time the paths of one branch only."""
+    space, X, active, y = encoded(three_kinds, 30)
+    paths = space.paths()
+    assert paths is not None and len(paths) == 3
+    counts = {"a": 0, "b": 0, "c": 0}
+    for seed in range(seeds):
+        kinds = drawn(
+            space, choose(space, X, active, y, paths, np.random.default_rng(seed)), "kind"
+        )
+        assert len(kinds) == 1  # one branch's paths, every other parameter as it was
+        counts[kinds.pop()] += 1
+    return counts
+
+
 def untried_c_chosen(choose: Chooser, seeds: int = 200) -> int:
     """How many of ``seeds`` generator seeds ``choose`` takes branch "c" of :func:`three_kinds`
     (30 random trials) once the trials of "c" are forgotten."""

@@ -10,11 +10,10 @@ from branch_spaces import (
     designed,
     drawn,
     draws,
-    encoded,
     kernel,
+    kinds_kept,
     prep,
     suggestions,
-    three_kinds,
     untried_c_chosen,
 )
 
@@ -33,15 +32,7 @@ def test_good_trials_are_the_best_tenth_at_least_one_at_most_25(n: int, n_good: 
 
 
 def test_the_draw_keeps_the_paths_of_one_branch_mostly_the_one_with_the_good_trials() -> None:
-    space, X, active, y = encoded(three_kinds, 30)
-    paths = space.paths()
-    assert paths is not None and len(paths) == 3
-    counts = {"a": 0, "b": 0, "c": 0}
-    for seed in range(200):
-        kept = draw_branches(space, X, active, y, paths, np.random.default_rng(seed))
-        kinds = drawn(space, kept, "kind")
-        assert len(kinds) == 1  # one branch's paths, every other parameter as it was
-        counts[kinds.pop()] += 1
+    counts = kinds_kept(draw_branches)
     # "a" (level 0) holds the good trials; the others are still drawn now and then.
     assert counts["a"] > 150
     assert counts["b"] + counts["c"] > 0

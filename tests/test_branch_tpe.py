@@ -11,11 +11,10 @@ from branch_spaces import (
     designed,
     drawn,
     draws,
-    encoded,
     kernel,
+    kinds_kept,
     prep,
     suggestions,
-    three_kinds,
     untried_c_chosen,
 )
 
@@ -27,15 +26,7 @@ optuna.logging.set_verbosity(optuna.logging.WARNING)
 
 
 def test_the_draw_keeps_the_paths_of_one_branch_mostly_the_one_with_the_good_trials() -> None:
-    space, X, active, y = encoded(three_kinds, 30)
-    paths = space.paths()
-    assert paths is not None and len(paths) == 3
-    counts = {"a": 0, "b": 0, "c": 0}
-    for seed in range(200):
-        kept = choose_branches(space, X, active, y, paths, np.random.default_rng(seed))
-        kinds = drawn(space, kept, "kind")
-        assert len(kinds) == 1  # one branch's paths, every other parameter as it was
-        counts[kinds.pop()] += 1
+    counts = kinds_kept(choose_branches)
     # "a" (level 0) holds every good trial; "b" and "c", ten poor trials each, have a lower
     # l/g than "a" whichever candidates are drawn (an untried branch is, below).
     assert counts["a"] == 200
