@@ -463,3 +463,38 @@ def test_pairings_counts_good_evaluations_and_each_samplers_trials_on_the_best_p
         "| a | 1 | 2 [2.0] | 50% | 0 | 1 |",
         "| b | 1 | 0 [0.0] | - | 1 | 0 |",
     ]
+
+
+def test_median_odds_pairs_the_seeds_every_sampler_ran_and_the_later_record_wins(
+    tmp_path: Path,
+) -> None:
+    import gzip
+
+    import numpy as np
+
+    from benchmarks.hpo import median_odds
+
+    def run(sampler: str, seed: int, best: float) -> dict:
+        return {"task": "t", "sampler": sampler, "seed": seed, "values": [1.0, best]}
+
+    old = [run("a", 0, 0.9)]  # replaced by the later file's run of a, seed 0
+    new = [run("a", s, v) for s, v in enumerate([0.1, 0.1, 0.3])] + [
+        run("b", s, v)
+        for s, v in enumerate([0.2, 0.1, 0.2, 0.0])  # seed 3: b only
+    ]
+    paths = []
+    for name, records in (("old", old), ("new", new)):
+        path = tmp_path / f"{name}.jsonl.gz"
+        path.write_bytes(gzip.compress("\n".join(json.dumps(r) for r in records).encode()))
+        paths.append(path)
+    best = median_odds.best_values(paths, "t", ["a", "b"])
+    assert best == {"a": {0: 0.1, 1: 0.1, 2: 0.3}, "b": {0: 0.2, 1: 0.1, 2: 0.2}}
+    always_lower = median_odds.median_odds(np.array([0.1, 0.2]), np.array([0.3, 0.4]), 5, 200, 0)
+    assert always_lower == (1.0, 0.0, 0.0)
+    below, equal, above = median_odds.median_odds(
+        np.array([0.1, 0.3]), np.array([0.2, 0.2]), 1, 2000, 0
+    )
+    assert equal == 0.0 and below + above == 1.0 and 0.4 < below < 0.6
+    lines = median_odds.report(best, block=3, draws=100, seed=0)
+    assert lines[0] == "3 common seeds; blocks of 3, 100 draws"
+    assert "| a | 0.1 | 0.1 (2), 0.3 (1) |" in lines

@@ -1,0 +1,102 @@
+"""How often one sampler's median beats another's on a block of seeds, from recorded runs.
+
+The suite's bars compare medians over 10 seeds. On a task whose best values take a few
+levels (one error more or less in 150), that comparison can turn on one seed. This script
+reads recorded runs (``runs.jsonl.gz`` files of ``python -m benchmarks.hpo``; where two files
+hold a run of the same sampler and seed, the later file's wins, so list older records first),
+keeps the seeds every named sampler ran, and draws blocks of ``--block`` of those seeds with
+replacement (the same seeds for every sampler, as the suite pairs them). For the first sampler
+against each other one it prints the share of blocks where its median best value is lower
+(better), equal and higher (a paired bootstrap of the median difference; Efron and Tibshirani
+1993, ch. 6).
+Example::
+
+    python -m benchmarks.hpo.median_odds --task cash_iris --samplers treegp tpe \\
+        --records docs/benchmarks/hpo/runs.jsonl.gz \\
+        docs/benchmarks/hpo/heldback_twentyfirst_session.jsonl.gz \\
+        docs/benchmarks/hpo/heldback_twentysecond_session.jsonl.gz
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.hpo.pairings import read_runs
+
+
+def best_values(files: Sequence[Path], task: str, samplers: Sequence[str]) -> dict[str, dict]:
+    """``{sampler: {seed: best value}}`` of ``task``'s recorded runs, on the seeds every one of
+    ``samplers`` ran."""
+    best: dict[str, dict[int, float]] = {s: {} for s in samplers}
+    for run in read_runs(files, task, samplers):
+        best[run["sampler"]][run["seed"]] = min(run["values"])
+    common = set.intersection(*(set(by_seed) for by_seed in best.values()))
+    return {
+        s: {seed: v for seed, v in by_seed.items() if seed in common}
+        for s, by_seed in best.items()
+    }
+
+
+def median_odds(
+    first: np.ndarray, other: np.ndarray, block: int, draws: int, seed: int
+) -> tuple[float, float, float]:
+    """Shares of ``draws`` blocks of ``block`` paired seeds (drawn with replacement) where the
+    median of ``first`` is below, equal to (within 1e-12) and above the median of ``other``."""
+    rng = np.random.default_rng(seed)
+    rows = rng.integers(0, len(first), size=(draws, block))
+    gap = np.median(first[rows], axis=1) - np.median(other[rows], axis=1)
+    return (
+        float(np.mean(gap < -1e-12)),
+        float(np.mean(np.abs(gap) <= 1e-12)),
+        float(np.mean(gap > 1e-12)),
+    )
+
+
+def report(best: dict[str, dict], block: int, draws: int, seed: int) -> list[str]:
+    """Markdown lines: each sampler's levels, then the first sampler's odds against the others."""
+    samplers = list(best)
+    seeds = sorted(best[samplers[0]])
+    lines = [f"{len(seeds)} common seeds; blocks of {block}, {draws} draws", ""]
+    lines += ["| sampler | median | best values (count) |", "|---|---|---|"]
+    for s in samplers:
+        values = [best[s][k] for k in seeds]
+        shown = Counter(f"{v:.4g}" for v in sorted(values))
+        levels = ", ".join(f"{v} ({n})" for v, n in shown.items())
+        lines.append(f"| {s} | {np.median(values):.4g} | {levels} |")
+    lines += [
+        "",
+        f"| {samplers[0]} against | median lower | equal | higher |",
+        "|---|---|---|---|",
+    ]
+    first = np.array([best[samplers[0]][k] for k in seeds])
+    for s in samplers[1:]:
+        other = np.array([best[s][k] for k in seeds])
+        below, equal, above = median_odds(first, other, block, draws, seed)
+        lines.append(f"| {s} | {below:.2f} | {equal:.2f} | {above:.2f} |")
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--task", required=True)
+    parser.add_argument("--samplers", nargs="+", required=True, help="the first is compared")
+    parser.add_argument("--records", nargs="+", type=Path, required=True)
+    parser.add_argument("--block", type=int, default=10, help="seeds per block (10)")
+    parser.add_argument("--draws", type=int, default=20000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if len(args.samplers) < 2:
+        parser.error("--samplers: name at least two samplers (the first is compared)")
+    best = best_values(args.records, args.task, args.samplers)
+    if not best[args.samplers[0]]:
+        parser.error(f"--records: no seed that every one of {args.samplers} ran on {args.task}")
+    print("\n".join(report(best, args.block, args.draws, args.seed)))
+
+
+if __name__ == "__main__":
+    main()
