@@ -10,9 +10,24 @@ import pytest
 import torch
 
 from condsamplers.acquisition import log_expected_improvement
-from condsamplers.kernels import ArcKernel, squared_distances
+from condsamplers.kernels import ArcKernel, one_hot, one_hot_columns, squared_distances
 from condsamplers.models.gp import ExactGP, NumericalError, robust_cholesky
 from condsamplers.space import FeatureSpec
+
+
+def test_one_hot_columns_equal_one_hot_per_column() -> None:
+    """One scatter for every categorical column gives each column's :func:`one_hot`, rounding
+    and clipping out-of-range indices the same way; numerical columns get none."""
+    features = FeatureSpec(n_categories=np.array([3, 0, 2, 5]))
+    X = torch.tensor(
+        [[0.0, 0.3, 1.0, 4.0], [2.0, 0.9, 0.0, 0.4], [1.6, 0.1, 7.0, -1.0]], dtype=torch.float64
+    )
+    blocks = one_hot_columns(X, features)
+    assert list(blocks) == [0, 2, 3]
+    for j, k in ((0, 3), (2, 2), (3, 5)):
+        assert blocks[j].dtype == X.dtype
+        assert torch.equal(blocks[j], one_hot(X[:, j], k))
+    assert one_hot_columns(X[:, 1:2], FeatureSpec.numerical(1)) == {}
 
 
 def _arc_distance2(x, a, params, features) -> torch.Tensor:

@@ -46,6 +46,22 @@ def one_hot(column: torch.Tensor, n_categories: int) -> torch.Tensor:
     return torch.nn.functional.one_hot(index, n_categories).to(column.dtype)
 
 
+def one_hot_columns(X: torch.Tensor, features: FeatureSpec) -> dict[int, torch.Tensor]:
+    """:func:`one_hot` of every categorical column of ``X``, by column, from one scatter (the
+    same values as one call per column, at the cost of one)."""
+    columns = np.flatnonzero(features.n_categories > 0)
+    if len(columns) == 0:
+        return {}
+    sizes = features.n_categories[columns].astype(np.int64)
+    index = X[:, torch.as_tensor(columns)].detach().round().long()
+    index = torch.minimum(index.clamp_min(0), torch.as_tensor(sizes - 1))
+    offsets = torch.as_tensor(np.cumsum(sizes) - sizes)
+    blocks = torch.zeros(X.shape[0], int(sizes.sum()), dtype=X.dtype)
+    blocks.scatter_(1, index + offsets, 1.0)
+    split = torch.split(blocks, sizes.tolist(), dim=1)
+    return {int(j): block for j, block in zip(columns, split, strict=True)}
+
+
 class Kernel(abc.ABC):
     """A correlation function over encoded configurations; hyperparameters live in ``Params``.
 
@@ -142,9 +158,8 @@ class MaternKernel(EmbeddingKernel):
         numerical = torch.as_tensor(~features.is_categorical)
         if bool(numerical.any()):
             parts.append(X[:, numerical] * omega[numerical])
-        for i, k in enumerate(features.n_categories.tolist()):
-            if k > 0:
-                parts.append(one_hot(X[:, i], k) * (omega[i] / math.sqrt(2.0)))
+        for i, onehot in one_hot_columns(X, features).items():
+            parts.append(onehot * (omega[i] / math.sqrt(2.0)))
         return torch.cat(parts, dim=1)
 
     def log_prior(self, params: Params) -> torch.Tensor:
@@ -187,11 +202,10 @@ class ArcKernel(EmbeddingKernel):
             angle = math.pi * rho[numerical] * X[:, numerical]
             scale = omega[numerical] * on[:, numerical]
             parts += [scale * torch.sin(angle), scale * torch.cos(angle)]
-        for i, k in enumerate(features.n_categories.tolist()):
-            if k > 0:
-                onehot = one_hot(X[:, i], k) * rho[i]
-                radial = torch.sqrt(1.0 - rho[i] ** 2).expand(X.shape[0], 1)
-                parts.append(torch.cat([onehot, radial], dim=1) * (omega[i] * on[:, i : i + 1]))
+        for i, block in one_hot_columns(X, features).items():
+            onehot = block * rho[i]
+            radial = torch.sqrt(1.0 - rho[i] ** 2).expand(X.shape[0], 1)
+            parts.append(torch.cat([onehot, radial], dim=1) * (omega[i] * on[:, i : i + 1]))
         return torch.cat(parts, dim=1)
 
     def log_prior(self, params: Params) -> torch.Tensor:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import torch
 
-from condsamplers.kernels import one_hot
+from condsamplers.kernels import one_hot_columns
 from condsamplers.space import FeatureSpec
 
 #: Random Fourier features per inner node with ``inner_basis="fourier"`` (sec. 4.3).
@@ -227,10 +227,12 @@ def inner_features(
     """
     on = active.to(X.dtype)
     parts = []
+    one_hots: dict[int, torch.Tensor] | None = None
     for v, node in enumerate(structure.inner_nodes):
         fixed = None if cache is None else cache.get(v)
         if fixed is None:
-            fixed = _fixed_node_features(node, features, X, on, fourier is None)
+            one_hots = one_hot_columns(X, features) if one_hots is None else one_hots
+            fixed = _fixed_node_features(node, features, X, on, one_hots, fourier is None)
             if cache is not None:
                 cache[v] = fixed
         parts.append(fixed)
@@ -246,11 +248,17 @@ def inner_features(
 
 
 def _fixed_node_features(
-    node: InnerNode, features: FeatureSpec, X: torch.Tensor, on: torch.Tensor, linear: bool
+    node: InnerNode,
+    features: FeatureSpec,
+    X: torch.Tensor,
+    on: torch.Tensor,
+    one_hots: dict[int, torch.Tensor],
+    linear: bool,
 ) -> torch.Tensor:
     """The features of inner node ``node`` that no hyperparameter changes: its membership
-    (the intercept: 1 on the node's paths), the one-hot of each categorical column, and with
-    the ``linear`` basis each numerical column's centred value."""
+    (the intercept: 1 on the node's paths), the one-hot of each categorical column (from
+    ``one_hots``, :func:`~condsamplers.kernels.one_hot_columns` of ``X``), and with the
+    ``linear`` basis each numerical column's centred value."""
     if node.is_root:
         member = torch.ones(X.shape[0], dtype=X.dtype)
     elif node.columns:
@@ -259,9 +267,8 @@ def _fixed_node_features(
         member = torch.zeros(X.shape[0], dtype=X.dtype)
     parts = [member[:, None]]
     for j in node.columns:
-        k = int(features.n_categories[j])
-        if k > 0:
-            parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
+        if features.n_categories[j] > 0:
+            parts.append(one_hots[j] * on[:, j : j + 1])
         elif linear:
             parts.append(((X[:, j] - 0.5) * on[:, j])[:, None])
     return torch.cat(parts, dim=1)
