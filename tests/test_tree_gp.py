@@ -30,6 +30,22 @@ LEAVES = (
 FEATURES = FeatureSpec(N_CATEGORIES, leaf_patterns=LEAVES)
 
 
+def test_leaf_index_maps_each_row_to_its_path() -> None:
+    """Each row's leaf is the known path equal to its active pattern (``-1`` for none), in
+    any row order and with the patterns repeated."""
+    structure = TreeStructure.from_leaves(LEAVES, len(N_CATEGORIES))
+    rng = np.random.default_rng(3)
+    unknown = frozenset({0, 1})
+    chosen = rng.integers(0, len(LEAVES) + 1, size=200)
+    patterns = [*LEAVES, unknown]
+    active = np.zeros((len(chosen), len(N_CATEGORIES)), dtype=bool)
+    for i, p in enumerate(chosen):
+        active[i, sorted(patterns[p])] = True
+    expected = np.where(chosen == len(LEAVES), -1, chosen)
+    np.testing.assert_array_equal(structure.leaf_index(active), expected)
+    assert structure.leaf_index(active[:0]).shape == (0,)
+
+
 def _random_rows(rng: np.random.Generator, leaves: list[int]) -> tuple[np.ndarray, np.ndarray]:
     X = np.zeros((len(leaves), len(N_CATEGORIES)))
     active = np.zeros_like(X, dtype=bool)

@@ -95,9 +95,9 @@ class TreeStructure:
         if len(active) == 0:
             return np.zeros(0, dtype=int)
         lookup = {leaf: p for p, leaf in enumerate(self.leaves)}
-        patterns, inverse = np.unique(active, axis=0, return_inverse=True)
-        found = [lookup.get(frozenset(np.flatnonzero(row).tolist()), -1) for row in patterns]
-        return np.asarray(found, dtype=int)[inverse.reshape(-1)]
+        first, inverse = _distinct_rows(active)
+        found = [lookup.get(frozenset(np.flatnonzero(active[i]).tolist()), -1) for i in first]
+        return np.asarray(found, dtype=int)[inverse]
 
     def describe(self, names: Sequence[str] | None = None) -> str:
         """The inner nodes and the leaves, one a line (column names if given)."""
@@ -113,6 +113,18 @@ class TreeStructure:
         for p, columns in enumerate(self.leaf_columns):
             lines.append(f"leaf {p}: GP over {show(columns)}")
         return "\n".join(lines)
+
+
+def _distinct_rows(active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For a boolean matrix: the index of one row of each distinct pattern, and for each row
+    which of them it equals (``np.unique(active, axis=0)``'s grouping, from the rows packed
+    into bytes, which sort much faster than rows of booleans)."""
+    if active.shape[1] == 0:
+        return np.zeros(1, dtype=int), np.zeros(len(active), dtype=int)
+    packed = np.ascontiguousarray(np.packbits(active, axis=1))
+    keys = packed.view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -5,6 +5,7 @@ distribution, the :class:`Condition` on its branching parent, and the encoding o
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import cast
 
@@ -37,12 +38,18 @@ class Condition:
     upper: float | None = None
 
     def holds(self, parent_internal: np.ndarray | float) -> np.ndarray:
+        """Whether the condition holds at each of the parent's internal values (elementwise;
+        values are compared rounded to 9 decimals)."""
         value = np.asarray(parent_internal, dtype=float)
         if self.lower is not None:
             return value >= self.lower - 1e-9
         if self.upper is not None:
             return value <= self.upper + 1e-9
-        return np.isin(np.round(value, 9), np.round(sorted(self.values), 9))
+        return (np.round(value, 9)[..., None] == self._rounded_values).any(axis=-1)
+
+    @functools.cached_property
+    def _rounded_values(self) -> np.ndarray:
+        return np.round(np.array(sorted(self.values), dtype=float), 9)
 
 
 @dataclasses.dataclass

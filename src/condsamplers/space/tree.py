@@ -169,10 +169,13 @@ class ConditionalSpace:
         self, node: ParamNode, kids: list[ParamNode]
     ) -> dict[tuple[bool, ...], tuple[float, ...]]:
         """``node``'s grid values by the pattern of ``kids`` (its children) they activate."""
+        grid = node.grid()
+        held = np.zeros((len(kids), len(grid)), dtype=bool)
+        for i, kid in enumerate(kids):
+            held[i] = kid.condition.holds(grid)  # type: ignore[union-attr]
         groups: dict[tuple[bool, ...], list[float]] = {}
-        for value in node.grid():
-            pattern = tuple(bool(k.condition.holds(value)) for k in kids)  # type: ignore[union-attr]
-            groups.setdefault(pattern, []).append(float(value))
+        for value, column in zip(grid, held.T, strict=True):
+            groups.setdefault(tuple(column.tolist()), []).append(float(value))
         return {pattern: tuple(values) for pattern, values in groups.items()}
 
     def search_space(self) -> dict[str, BaseDistribution]:
@@ -220,13 +223,15 @@ class ConditionalSpace:
         """Which nodes are active for configurations ``X`` (rows), following the tree."""
         X = np.atleast_2d(X)
         active = np.ones(X.shape, dtype=bool)
+        internal: dict[int, np.ndarray] = {}  # each parent's column, decoded once
         for j, node in enumerate(self.nodes):
             cond = node.condition
             if cond is None:
                 continue
             p = self.index[cond.parent]
-            parent_internal = self.nodes[p].from_unit(X[:, p])
-            active[:, j] = active[:, p] & cond.holds(parent_internal)
+            if p not in internal:
+                internal[p] = self.nodes[p].from_unit(X[:, p])
+            active[:, j] = active[:, p] & cond.holds(internal[p])
         return active
 
     def fixed_values(self, params: Mapping[str, Any]) -> FixedValues | None:
