@@ -28,7 +28,8 @@ import math
 import numpy as np
 import torch
 
-from condsamplers.kernels import one_hot
+from condsamplers.kernels import one_hot_columns
+from condsamplers.space import FeatureSpec
 
 
 @dataclasses.dataclass(frozen=True)
@@ -53,10 +54,11 @@ class InputEncoder:
     def __call__(self, X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
         """``(n, n_inputs)`` inputs of rows ``X`` (differentiable in the numerical columns)."""
         on = active.to(X.dtype)
+        one_hots = one_hot_columns(X, FeatureSpec(np.array(self.n_categories, dtype=np.int64)))
         parts = []
         for j, k in enumerate(self.n_categories):
             if k > 0:
-                parts.append(one_hot(X[:, j], k) * on[:, j : j + 1])
+                parts.append(one_hots[j] * on[:, j : j + 1])
             else:
                 parts.append(((2.0 * X[:, j] - 1.0) * on[:, j])[:, None])
         parts.append(on)
