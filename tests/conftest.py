@@ -36,6 +36,24 @@ def optuna_logs_reach_caplog():
     optuna.logging.disable_propagation()
 
 
+def with_stable_ids(checks: pytest.MarkDecorator) -> pytest.MarkDecorator:
+    """``parametrize_with_checks``'s mark with ids that hold no object address: the class of
+    each estimator, its position in the list and the check's name. scikit-learn's own ids
+    are reprs, and a sampler or a scipy distribution inside a search space prints its
+    address, which differs between pytest-xdist's workers (they must collect the same ids)."""
+    argnames, cases = checks.args[0], list(checks.args[1])
+    positions: dict[int, int] = {}
+    ids = []
+    for case in cases:
+        estimator, check = getattr(case, "values", case)  # pytest.param(...) or a pair
+        position = positions.setdefault(id(estimator), len(positions))
+        function = getattr(check, "func", check)
+        keywords = ",".join(f"{k}={v}" for k, v in getattr(check, "keywords", {}).items())
+        name = f"{function.__name__}({keywords})" if keywords else function.__name__
+        ids.append(f"{type(estimator).__name__}{position}-{name}")
+    return pytest.mark.parametrize(argnames, cases, ids=ids)
+
+
 def run_script(script: Path, *args: str, cwd: Path) -> str:
     """Runs ``script`` with ``args`` as a new user would (a fresh process, in ``cwd``, one
     thread); returns its standard output and fails the test on a non-zero exit status."""

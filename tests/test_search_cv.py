@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import optuna
 import pytest
+from conftest import with_stable_ids
 from optuna.distributions import FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 from scipy.stats import expon, loguniform, randint, uniform
@@ -60,40 +61,42 @@ EXPECTED_FAILED = {
 }
 
 
-@parametrize_with_checks(
-    [
-        CondBayesSearchCV(
-            Ridge(), {"alpha": [0.1, 1.0]}, n_iter=2, cv=2, error_score="raise", random_state=0
-        ),
-        CondBayesSearchCV(
-            LogisticRegression(),
-            {"C": loguniform(0.1, 10.0)},
-            n_iter=4,
-            sampler=fast_sampler(n_startup_trials=2),
-            cv=2,
-            error_score="raise",
-        ),
-        CondBayesSearchCV(
-            Pipeline([("pca", PCA()), ("ridge", Ridge())]),
-            {"ridge__alpha": (0.1, 1.0, "log-uniform")},
-            n_iter=2,
-            cv=2,
-            error_score="raise",
-            random_state=0,
-        ),
-        CondBayesSearchCV(
-            Pipeline([("scaler", StandardScaler()), ("clf", LogisticRegression())]),
-            [
-                {"clf": [LogisticRegression()], "clf__C": (0.1, 1.0, "log-uniform")},
-                {"clf": [KNeighborsClassifier()], "clf__n_neighbors": [2, 3]},
-            ],
-            n_iter=3,
-            cv=2,
-            error_score="raise",
-            random_state=0,
-        ),
-    ],
-    expected_failed_checks=lambda estimator: EXPECTED_FAILED,
+@with_stable_ids(
+    parametrize_with_checks(
+        [
+            CondBayesSearchCV(
+                Ridge(), {"alpha": [0.1, 1.0]}, n_iter=2, cv=2, error_score="raise", random_state=0
+            ),
+            CondBayesSearchCV(
+                LogisticRegression(),
+                {"C": loguniform(0.1, 10.0)},
+                n_iter=4,
+                sampler=fast_sampler(n_startup_trials=2),
+                cv=2,
+                error_score="raise",
+            ),
+            CondBayesSearchCV(
+                Pipeline([("pca", PCA()), ("ridge", Ridge())]),
+                {"ridge__alpha": (0.1, 1.0, "log-uniform")},
+                n_iter=2,
+                cv=2,
+                error_score="raise",
+                random_state=0,
+            ),
+            CondBayesSearchCV(
+                Pipeline([("scaler", StandardScaler()), ("clf", LogisticRegression())]),
+                [
+                    {"clf": [LogisticRegression()], "clf__C": (0.1, 1.0, "log-uniform")},
+                    {"clf": [KNeighborsClassifier()], "clf__n_neighbors": [2, 3]},
+                ],
+                n_iter=3,
+                cv=2,
+                error_score="raise",
+                random_state=0,
+            ),
+        ],
+        expected_failed_checks=lambda estimator: EXPECTED_FAILED,
+    )
 )
 def test_sklearn_estimator_checks(estimator, check) -> None:
     check(estimator)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conftest import with_stable_ids
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from condsamplers.sklearn import (
@@ -19,18 +20,20 @@ from condsamplers.sklearn import (
 torch.set_num_threads(1)
 
 
-@parametrize_with_checks(
-    [
-        CondGPRegressor(),
-        CondGPRegressor(kernel="matern"),
-        CondGPRegressor(kernel="bn"),
-        TreeGPRegressor(),
-        TreeGPRegressor(independent=True, leaf_inputs="leaf"),
-        TreeGPRegressor(inner_basis="linear"),
-        # Test-sized networks and budgets: the same code paths as the defaults.
-        DNGORegressor(hidden_sizes=(10, 10), n_epochs=50, n_restarts=0),
-        BOHAMIANNRegressor(hidden_sizes=(10, 10), n_burn_in=200, n_samples=10, keep_every=10),
-    ]
+@with_stable_ids(
+    parametrize_with_checks(
+        [
+            CondGPRegressor(),
+            CondGPRegressor(kernel="matern"),
+            CondGPRegressor(kernel="bn"),
+            TreeGPRegressor(),
+            TreeGPRegressor(independent=True, leaf_inputs="leaf"),
+            TreeGPRegressor(inner_basis="linear"),
+            # Test-sized networks and budgets: the same code paths as the defaults.
+            DNGORegressor(hidden_sizes=(10, 10), n_epochs=50, n_restarts=0),
+            BOHAMIANNRegressor(hidden_sizes=(10, 10), n_burn_in=200, n_samples=10, keep_every=10),
+        ]
+    )
 )
 def test_sklearn_estimator_checks(estimator: CondGPRegressor, check) -> None:
     check(estimator)
