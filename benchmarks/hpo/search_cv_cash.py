@@ -90,6 +90,7 @@ SAMPLER_VARIANTS: dict[str, dict[str, Any]] = {
     # CondBayesSearchCV's default sampler with one option changed
     "default_tail": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "tail"},
     "default_shared_variance": {**DEFAULT_SAMPLER_OPTIONS, "signal_variance": "shared"},
+    "default_rank": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "rank"},
 }
 VARIANT_METHODS = tuple(f"CondBayesSearchCV[{v}]" for v in SAMPLER_VARIANTS)
 SPACES = ("full", "patterns", "families")
