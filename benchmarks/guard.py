@@ -1,7 +1,8 @@
 """Regression guard: the default TreeGPSampler on the synthetic problems, a few seeds, against
 recorded figures; fails when a median final regret is worse by an order of magnitude.
 
-CI runs it after the tests (``.ci/run``); it takes about 13 minutes on two cores::
+CI runs it after the tests (``.ci/run``, one worker per core); it takes about 13 minutes on
+two cores::
 
     python -m benchmarks.guard                 # check against benchmarks/guard_reference.json
     python -m benchmarks.guard --update        # measure and record new reference figures
@@ -52,28 +53,39 @@ Case = tuple[str, int]
 
 
 def _run(case: Case) -> dict[str, Any]:
-    from benchmarks.problems import get_problem
-
     problem, seed = case
-    n_trials = get_problem(problem).n_trials
-    return run_case_safely(problem, SAMPLER, seed, n_trials, jobs=1)
+    return run_case_safely(problem, SAMPLER, seed, _trials(case), jobs=1)
 
 
 def measure(problems: Sequence[str], seeds: Sequence[int], jobs: int) -> dict[str, list[float]]:
     """Final regrets ``{problem: [regret of each seed]}``; raises if a case failed."""
     cases = [(p, s) for p in problems for s in seeds]
     if jobs > 1:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            records = pool.map(_run, cases)
+        # The longest studies first, one case per task, so that no worker is left with a
+        # long case at the end while the others wait.
+        ordered = sorted(cases, key=_trials, reverse=True)
+        with multiprocessing.get_context("spawn").Pool(min(jobs, len(cases))) as pool:
+            records = list(pool.imap_unordered(_run, ordered, chunksize=1))
     else:
         records = [_run(case) for case in cases]
     errors = [r["error"] for r in records if "error" in r]
     if errors:
         raise RuntimeError(f"{len(errors)} case(s) failed; first:\n{errors[0]}")
-    regrets: dict[str, list[float]] = {p: [] for p in problems}
-    for record in records:
-        regrets[record["problem"]].append(float(record["regret"][-1]))
-    return regrets
+    by_case = {(r["problem"], r["seed"]): float(r["regret"][-1]) for r in records}
+    return {p: [by_case[p, s] for s in seeds] for p in problems}
+
+
+def _trials(case: Case) -> int:
+    from benchmarks.problems import get_problem
+
+    return get_problem(case[0]).n_trials
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--jobs must be 1 or more, got {value}")
+    return value
 
 
 def compare(
@@ -99,7 +111,12 @@ def compare(
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--update", action="store_true", help="record new reference figures")
-    parser.add_argument("--jobs", type=int, default=2, choices=(1, 2))
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=2,
+        help="worker processes, one case each (default 2; CI passes its core count)",
+    )
     parser.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
     args = parser.parse_args(argv)
     start = time.perf_counter()
