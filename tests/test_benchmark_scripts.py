@@ -498,3 +498,11 @@ def test_median_odds_pairs_the_seeds_every_sampler_ran_and_the_later_record_wins
     lines = median_odds.report(best, block=3, draws=100, seed=0)
     assert lines[0] == "3 common seeds; blocks of 3, 100 draws"
     assert "| a | 0.1 | 0.1 (2), 0.3 (1) |" in lines
+
+
+def test_the_regression_guard_refuses_a_job_count_below_one(capsys) -> None:
+    from benchmarks import guard
+
+    with pytest.raises(SystemExit):
+        guard.main(["--jobs", "0"])
+    assert "--jobs must be 1 or more, got 0" in capsys.readouterr().err
