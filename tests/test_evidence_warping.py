@@ -8,7 +8,13 @@ import optuna
 import pytest
 
 from condsamplers import DNGOSampler, TreeGPSampler
-from condsamplers.evidence_warping import fit_by_evidence, natural_bound
+from condsamplers.evidence_warping import (
+    WarpingChoice,
+    comparison_due,
+    fit_auto,
+    fit_by_evidence,
+    natural_bound,
+)
 from condsamplers.models.dngo import DNGO
 from condsamplers.models.gp import ExactGP
 from condsamplers.models.tree_gp import TreeGP
@@ -128,3 +134,117 @@ def test_beyond_the_row_limit_the_values_are_fitted_alone(monkeypatch) -> None:
     monkeypatch.setattr(evidence_warping, "EVIDENCE_MAX_ROWS", len(X) - 1)
     _, y = fit_by_evidence(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES)
     assert np.array_equal(y, ERRORS)
+
+
+# -- the comparison repeated as the study grows (fit_auto) ------------------------------------
+def counting_fits(monkeypatch) -> list[np.ndarray]:
+    """Record the values every ``ExactGP.fit`` is given."""
+    seen: list[np.ndarray] = []
+    original = ExactGP.fit
+
+    def fit(self, X, active, y, features):
+        seen.append(np.asarray(y))
+        return original(self, X, active, y, features)
+
+    monkeypatch.setattr(ExactGP, "fit", fit)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("previous", "n", "due"),
+    [
+        (None, 3, True),
+        (WarpingChoice(True, 10, 0.1), 10, False),
+        (WarpingChoice(True, 10, 0.1), 11, True),
+        (WarpingChoice(False, 40, 0.1), 43, False),
+        (WarpingChoice(False, 40, 0.1), 44, True),
+        (WarpingChoice(True, 25, 0.1), 27, False),
+        (WarpingChoice(True, 25, 0.1), 28, True),
+        (WarpingChoice(True, 2, 0.1), 3, True),
+        (WarpingChoice(True, 40, 0.1, flipped=True), 41, True),
+    ],
+)
+def test_the_fits_are_compared_again_once_the_data_grew_by_a_tenth(previous, n, due) -> None:
+    assert comparison_due(previous, n, 0.1) is due
+    assert comparison_due(previous, n, 0.05)  # a new best: always compared
+
+
+def test_once_the_preference_changed_the_fits_are_compared_at_every_step(monkeypatch) -> None:
+    seen = counting_fits(monkeypatch)
+    best = float(ERRORS.min())
+    due_by_growth = WarpingChoice(False, len(X) - 3, best)  # the values were preferred
+    _, y, choice = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, due_by_growth)
+    assert len(seen) == 2 and np.array_equal(y, log_regret(ERRORS, 0.0))
+    assert choice == WarpingChoice(True, len(X), best, flipped=True)
+    assert comparison_due(choice, len(X), best)  # and so at the next step too
+    seen.clear()
+    _, _, again = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, choice)
+    assert len(seen) == 2 and again == choice  # the same preference: still flipped
+
+
+def test_between_comparisons_only_the_preferred_fit_is_made_and_it_is_the_same_fit(
+    monkeypatch,
+) -> None:
+    compared, _ = fit_by_evidence(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES)
+    seen = counting_fits(monkeypatch)
+    model, y, choice = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES)
+    assert len(seen) == 2 and choice == WarpingChoice(True, len(X), float(ERRORS.min()))
+    seen.clear()
+    previous = WarpingChoice(True, len(X) - 1, float(ERRORS.min()))
+    again, y_again, kept = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, previous)
+    assert len(seen) == 1 and kept == previous
+    np.testing.assert_array_equal(y_again, log_regret(ERRORS, 0.0))
+    grid = np.linspace(0.0, 1.0, 7)[:, None]
+    on_grid = np.ones_like(grid, dtype=bool)
+    for fitted in (model, again):
+        mine, theirs = fitted.predict(grid, on_grid), compared.predict(grid, on_grid)
+        for a, b in zip(mine, theirs, strict=True):
+            np.testing.assert_allclose(a, b)
+
+
+def test_a_preference_for_the_values_is_kept_between_comparisons(monkeypatch) -> None:
+    seen = counting_fits(monkeypatch)
+    previous = WarpingChoice(False, len(X) - 1, float(ERRORS.min()))
+    _, y, kept = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, previous)
+    assert len(seen) == 1 and kept == previous and np.array_equal(y, ERRORS)
+
+
+def test_values_that_lose_their_bound_are_fitted_as_they_are(monkeypatch) -> None:
+    seen = counting_fits(monkeypatch)
+    shifted = ERRORS - 0.1  # some values negative: no bound, no log
+    _, y, choice = fit_auto(
+        ExactGP(seed=0), X, ACTIVE, shifted, FEATURES, WarpingChoice(True, 24, float(ERRORS.min()))
+    )
+    assert len(seen) == 1 and choice is None and np.array_equal(y, shifted)
+
+
+def test_a_failed_log_fit_between_comparisons_keeps_the_values(monkeypatch) -> None:
+    from condsamplers.models.fitting import NumericalError
+
+    original = ExactGP.fit
+
+    def fit_failing_on_logs(self, X, active, y, features):
+        if np.all(y < 0):  # the log error of errors below 1
+            raise NumericalError("not positive definite")
+        return original(self, X, active, y, features)
+
+    monkeypatch.setattr(ExactGP, "fit", fit_failing_on_logs)
+    model, y, choice = fit_auto(
+        ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, WarpingChoice(True, 24, float(ERRORS.min()))
+    )
+    assert choice is None and np.array_equal(y, ERRORS) and model.log_evidence() is not None
+
+
+def test_the_sampler_compares_the_fits_only_as_its_study_grows(monkeypatch) -> None:
+    """14 trials, 6 at random: model-based steps on 6..13 observations, the fits compared on
+    6, 7, 8, 9, 10, 11 and 13 (two fits each) and only the preferred one made on 12."""
+    fits: list[int] = []
+    original = TreeGP.fit
+
+    def fit(self, X, active, y, features):
+        fits.append(len(y))
+        return original(self, X, active, y, features)
+
+    monkeypatch.setattr(TreeGP, "fit", fit)
+    _accuracy_study(TreeGPSampler(seed=3, n_startup_trials=6))
+    assert fits == [6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 13, 13]

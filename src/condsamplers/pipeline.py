@@ -28,7 +28,7 @@ from condsamplers.acquisition import (
 )
 from condsamplers.branch_draw import draw_branches
 from condsamplers.branch_tpe import choose_branches
-from condsamplers.evidence_warping import AUTO_WARPING, fit_by_evidence
+from condsamplers.evidence_warping import AUTO_WARPING, WarpingChoice, fit_auto
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
 from condsamplers.space import (
@@ -116,6 +116,8 @@ class Proposal:
     model: Surrogate
     #: the path chosen by the two-step acquisition (``None``: every path was searched).
     path: Path | None = None
+    #: what ``output_warping="auto"`` chose, for the next step (``None``: nothing to carry).
+    warping: WarpingChoice | None = None
 
 
 def propose(
@@ -128,6 +130,7 @@ def propose(
     fixed: FixedValues | None = None,
     incumbent_at: FixedValues | None = None,
     incumbent_rows: np.ndarray | None = None,
+    warping: WarpingChoice | None = None,
 ) -> Proposal:
     """Fit ``model``, account for pending points, and maximise log-EI over ``space``.
 
@@ -162,7 +165,8 @@ def propose(
     the other parameters, on the paths those values allow: EI conditioned on them. No candidate
     is returned if none can keep them.
 
-    The model is fitted to the values under ``settings.output_warping`` (:func:`fit_warped`),
+    The model is fitted to the values under ``settings.output_warping`` (:func:`fit_warped`;
+    ``warping``: what ``"auto"`` chose at the previous step, returned in the proposal),
     refitted at each step; constraints are not warped.
 
     With several objectives (``data.y`` of shape ``(n, k)``), one surrogate per objective and
@@ -181,14 +185,15 @@ def propose(
         return propose_pareto(space, data, model, rng, settings, make_constraint_model, fixed)
     if data.fidelity is not None:
         return propose_at_highest_fidelity(
-            space, data, model, rng, settings, make_constraint_model, fixed
+            space, data, model, rng, settings, make_constraint_model, fixed, warping
         )
-    model, data = fit_warped(space, data, model, settings.output_warping)
+    model, data, warping = fit_warped(space, data, model, settings.output_warping, warping)
     constraints = fit_constraints(space, data, make_constraint_model)
     cost = fit_cost(space, data, make_constraint_model)
     feasible = data.feasible()
     if not feasible.any():  # constraints reported, none satisfied yet: look for feasibility
-        return propose_feasible(space, data, model, constraints, rng, settings, fixed)
+        proposal = propose_feasible(space, data, model, constraints, rng, settings, fixed)
+        return dataclasses.replace(proposal, warping=warping)
     over = feasible if incumbent_rows is None else feasible & incumbent_rows
     over = over if over.any() else feasible
     fantasies = step_fantasies(model, data, over, settings.n_fantasies, rng, incumbent_at)
@@ -210,22 +215,27 @@ def propose(
         None if path is None else [path],
         fixed,
     )
-    return Proposal(X, active, values, model, path)
+    return Proposal(X, active, values, model, path, warping)
 
 
 def fit_warped(
-    space: ConditionalSpace, data: Observations, model: Surrogate, output_warping: str
-) -> tuple[Surrogate, Observations]:
+    space: ConditionalSpace,
+    data: Observations,
+    model: Surrogate,
+    output_warping: str,
+    previous: WarpingChoice | None = None,
+) -> tuple[Surrogate, Observations, WarpingChoice | None]:
     """``model`` fitted to ``data``'s values under ``output_warping`` (``"auto"``: the
-    values or their log error, by evidence, :func:`condsamplers.evidence_warping.
-    fit_by_evidence`; else :func:`condsamplers.warping.warp_outputs`), and ``data`` with the
-    values it was fitted to, on which the incumbent and EI are then computed."""
+    values or their log error, by evidence, :func:`condsamplers.evidence_warping.fit_auto`
+    from the ``previous`` step's choice; else :func:`condsamplers.warping.warp_outputs`),
+    ``data`` with the values it was fitted to, on which the incumbent and EI are then
+    computed, and the choice for the next step."""
     if output_warping == AUTO_WARPING:
-        model, y = fit_by_evidence(model, data.X, data.active, data.y, space.features)
-        return model, dataclasses.replace(data, y=y)
+        model, y, choice = fit_auto(model, data.X, data.active, data.y, space.features, previous)
+        return model, dataclasses.replace(data, y=y), choice
     data = dataclasses.replace(data, y=warp_outputs(data.y, output_warping))
     model.fit(data.X, data.active, data.y, space.features)
-    return model, data
+    return model, data, None
 
 
 def propose_feasible(
@@ -313,6 +323,7 @@ def propose_at_highest_fidelity(
     settings: OptimizerSettings,
     make_constraint_model: ModelFactory | None = None,
     fixed: FixedValues | None = None,
+    warping: WarpingChoice | None = None,
 ) -> Proposal:
     """:func:`propose` on observations at several fidelities (``data.fidelity``).
 
@@ -356,6 +367,7 @@ def propose_at_highest_fidelity(
         at_highest_fidelity(wide, fixed),
         incumbent_at=top,
         incumbent_rows=data.fidelity >= 1.0,
+        warping=warping,
     )
     n = space.n_features
     return dataclasses.replace(proposal, X=proposal.X[:, :n], active=proposal.active[:, :n])

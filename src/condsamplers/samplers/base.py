@@ -32,7 +32,7 @@ from optuna.study import Study
 from optuna.trial import FrozenTrial, TrialState
 
 from condsamplers.acquisition import DEFAULT_N_FANTASIES
-from condsamplers.evidence_warping import AUTO_WARPING
+from condsamplers.evidence_warping import AUTO_WARPING, WarpingChoice
 from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
@@ -138,7 +138,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             natural bound (none below ``0`` for a minimised error, loss or RMSE; all in
             ``[0, 1]`` for a maximised accuracy, bound ``1``), the model is fitted both to the
             values and to the log of their gap to it, and the fit with the larger evidence is
-            kept (:mod:`condsamplers.evidence_warping`; twice the fitting time); with
+            kept (:mod:`condsamplers.evidence_warping`: the two are compared at the first
+            step, after each new best and each time the observations have grown by a
+            tenth, and in between only the preferred one is fitted, until the preference
+            first changes; from then on at every step); with
             ``objective_bound`` given, a model without an evidence, or more than 1000
             observations (``EVIDENCE_MAX_ROWS``), the same as ``"none"``.
         max_model_trials: the most observations the model is fitted to (COMPLETE trials, and
@@ -236,8 +239,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         self._lock = threading.RLock()
         #: the tree of the last study seen, by :func:`study_key` and COMPLETE trial numbers.
         self._space_cache: tuple[tuple[Any, ...], ConditionalSpace] | None = None
-        #: what the last fit left to warm-start the next, by :func:`study_key`.
-        self._warm_start: tuple[tuple[int, int], Any] | None = None
+        #: what the last step left to the next, by :func:`study_key`: the fit's warm start and
+        #: what ``output_warping="auto"`` chose.
+        self._warm_start: tuple[tuple[int, int], Any, WarpingChoice | None] | None = None
         #: studies whose model is fitted to a subsample (logged once each).
         self._capped_studies: set[tuple[int, int]] = set()
 
@@ -461,7 +465,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             return None
         seed = int(self._rng.integers(2**31))
         warm = self._warm_start
-        model = self._make_model(seed, warm[1] if warm and warm[0] == study_key(study) else None)
+        if warm is None or warm[0] != study_key(study):
+            warm = (study_key(study), None, None)
+        model = self._make_model(seed, warm[1])
         rng = np.random.default_rng([seed, trial.number, attempt] if attempt else seed)
         try:
             proposal = propose(
@@ -472,13 +478,18 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 self._settings,
                 make_constraint_model=lambda k: self._make_model(seed + 1 + k, None),
                 fixed=space.fixed_values(given),
+                warping=warm[2],
             )
         except NumericalError as error:
             self._log_fallback(
                 logging.WARNING, trial, f"the surrogate could not be fitted ({error})"
             )
             return None
-        self._warm_start = (study_key(study), self._warm_start_of(proposal.model))
+        self._warm_start = (
+            study_key(study),
+            self._warm_start_of(proposal.model),
+            proposal.warping,
+        )
         return self._first_new(space, proposal.X, proposal.active, study, trial)
 
     def _observations(
