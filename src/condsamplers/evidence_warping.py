@@ -19,10 +19,10 @@ likelihood of ``z`` minus ``n log s`` (:meth:`condsamplers.models.base.Surrogate
 While no value to minimise is negative (bound ``0``) or every one lies in ``[-1, 0]`` (an
 accuracy maximised, negated: bound ``-1``; :func:`natural_bound`), the model is fitted twice,
 to the values and to their log gap to the bound, and the fit with the larger evidence is kept.
-Otherwise, with more than :data:`EVIDENCE_MAX_ROWS`
-observations, or with a model that reports no evidence, the values are fitted as they are. A
-value at the bound, floored by :func:`~condsamplers.warping.log_regret` at half the smallest
-positive gap, counts with the slope at that floor.
+Otherwise, with more than :data:`EVIDENCE_MAX_ROWS` observations, or with a model that reports
+no evidence, the values are fitted as they are. A value at the bound, floored by
+:func:`~condsamplers.warping.log_regret` at half the smallest positive gap, counts with the
+slope at that floor.
 
 A study compares the two fits at its first model-based step, again whenever its best value
 has dropped since the last comparison (a new best moves the log's spread most), and each
@@ -122,11 +122,8 @@ def fit_auto(
         model.fit(X, active, y, features)
         return model, y, previous
     fallback = copy.deepcopy(model)
-    logged = log_regret(y, bound)
-    try:
-        model.fit(X, active, logged, features)
-    except NumericalError as error:
-        _logger.info("The fit to the log error failed (%s); the values are kept.", error)
+    logged = _fit_log_error(model, X, active, y, features, bound)
+    if logged is None:
         fallback.fit(X, active, y, features)
         return fallback, y, None
     return model, logged, previous
@@ -161,13 +158,29 @@ def _compare(
     if logged_model is None or raw_evidence is None or np.ptp(y) == 0:
         return model, y, None
     assert bound is not None
-    logged = log_regret(y, bound)
-    try:
-        logged_model.fit(X, active, logged, features)
-    except NumericalError as error:
-        _logger.info("The fit to the log error failed (%s); the values are kept.", error)
+    logged = _fit_log_error(logged_model, X, active, y, features, bound)
+    if logged is None:
         return model, y, None
     logged_evidence = logged_model.log_evidence()
     if logged_evidence is None or logged_evidence - float(logged.sum()) <= raw_evidence:
         return model, y, False
     return logged_model, logged, True
+
+
+def _fit_log_error(
+    model: Surrogate,
+    X: np.ndarray,
+    active: np.ndarray,
+    y: np.ndarray,
+    features: FeatureSpec,
+    bound: float,
+) -> np.ndarray | None:
+    """Fit ``model`` to the log error of ``y`` and return it; ``None`` (logged) if the fit
+    failed (:class:`~condsamplers.models.fitting.NumericalError`), the values to be kept."""
+    logged = log_regret(y, bound)
+    try:
+        model.fit(X, active, logged, features)
+    except NumericalError as error:
+        _logger.info("The fit to the log error failed (%s); the values are kept.", error)
+        return None
+    return logged
