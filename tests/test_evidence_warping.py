@@ -165,8 +165,20 @@ def counting_fits(monkeypatch) -> list[np.ndarray]:
     ],
 )
 def test_the_fits_are_compared_again_once_the_data_grew_by_a_tenth(previous, n, due) -> None:
-    assert comparison_due(previous, n, 0.1) is due
-    assert comparison_due(previous, n, 0.05)  # a new best: always compared
+    assert comparison_due(previous, n, 0.1, 0.0) is due
+    assert comparison_due(previous, n, 0.09, 0.0)  # the best's gap to 0 shrunk 1.11-fold
+    assert comparison_due(previous, n, 0.092, 0.0) is due  # 1.087-fold: only by growth
+    assert comparison_due(previous, n, 0.0, 0.0)  # the best reached the bound
+
+
+def test_a_best_closer_to_the_bound_by_a_hair_does_not_call_a_comparison() -> None:
+    """A smooth objective converging improves its best at every step by a hair: no
+    comparison; an accuracy maximised (bound -1) counts its gap to -1."""
+    previous = WarpingChoice(True, 100, 0.10001)
+    assert not comparison_due(previous, 101, 0.1000001, 0.0)
+    accuracy = WarpingChoice(True, 100, -0.97)  # 0.03 from a perfect score
+    assert not comparison_due(accuracy, 101, -0.971, -1.0)
+    assert comparison_due(accuracy, 101, -0.975, -1.0)  # 0.025: 1.2-fold closer
 
 
 def test_once_the_preference_changed_the_fits_are_compared_at_every_step(monkeypatch) -> None:
@@ -176,7 +188,7 @@ def test_once_the_preference_changed_the_fits_are_compared_at_every_step(monkeyp
     _, y, choice = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, due_by_growth)
     assert len(seen) == 2 and np.array_equal(y, log_regret(ERRORS, 0.0))
     assert choice == WarpingChoice(True, len(X), best, flipped=True)
-    assert comparison_due(choice, len(X), best)  # and so at the next step too
+    assert comparison_due(choice, len(X), best, 0.0)  # and so at the next step too
     seen.clear()
     _, _, again = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, choice)
     assert len(seen) == 2 and again == choice  # the same preference: still flipped

@@ -24,15 +24,16 @@ no evidence, the values are fitted as they are. A value at the bound, floored by
 :func:`~condsamplers.warping.log_regret` at half the smallest positive gap, counts with the
 slope at that floor.
 
-A study compares the two fits at its first model-based step, again whenever its best value
-has dropped since the last comparison (a new best moves the log's spread most), and each
-time its observations have grown by a tenth (:data:`COMPARE_GROWTH`) since the last
-comparison (:func:`fit_auto`, :func:`comparison_due`); at the steps between, only the fit the
-evidence last preferred is made. Once a comparison has preferred the other fit, the study
-compares at every step from then on: its preference is not settled. Where the preference
-holds (the log error, on the CV scores measured), the proposals are those of a comparison at
-every step (:func:`fit_by_evidence`), and a 50-trial study with 10 startup trials makes 54
-fits plus one per new best instead of 80.
+A study compares the two fits at its first model-based step; again whenever its best value's
+gap to the bound has shrunk 1.1-fold (:data:`COMPARE_GROWTH`) since the last comparison (a
+new best moves the log's spread most; a best closer by a hair, as a smooth objective
+converging gives at every step, does not count); and each time its observations have grown
+by a tenth since the last comparison (:func:`fit_auto`, :func:`comparison_due`). At the steps
+between, only the fit the evidence last preferred is made. Once a comparison has preferred
+the other fit, the study compares at every step from then on: its preference is not
+settled. Where the preference holds (the log error, on the CV scores measured), the
+proposals are those of a comparison at every step (:func:`fit_by_evidence`), and a 50-trial
+study with 10 startup trials makes 54 fits plus one per such new best instead of 80.
 """
 
 from __future__ import annotations
@@ -75,12 +76,17 @@ class WarpingChoice:
     flipped: bool = False
 
 
-def comparison_due(previous: WarpingChoice | None, n: int, best: float) -> bool:
+def comparison_due(previous: WarpingChoice | None, n: int, best: float, bound: float) -> bool:
     """Whether the fits are compared on ``n`` observations whose lowest value is ``best``: no
     comparison yet, a preference that has changed once in the study (it may change again:
-    compare at every step), a new best since the last one (it moves the log's spread most),
-    or ``n`` at least ``COMPARE_GROWTH`` times the last one's number, and more than it."""
-    if previous is None or previous.flipped or best < previous.best:
+    compare at every step), a best whose gap to ``bound`` has shrunk ``COMPARE_GROWTH``-fold
+    since the last one (it moves the log error's spread, ``log(y - bound)``, by at least
+    ``log 1.1``; a best closer by a hair, as a smooth objective converging gives at every
+    step, does not), or ``n`` at least ``COMPARE_GROWTH`` times the last one's number, and
+    more than it."""
+    if previous is None or previous.flipped:
+        return True
+    if COMPARE_GROWTH * (best - bound) < previous.best - bound:
         return True
     return n > previous.n_compared and n >= COMPARE_GROWTH * previous.n_compared
 
@@ -111,7 +117,7 @@ def fit_auto(
     comparison applied (no bound, no evidence, constant values), so the next step compares.
     """
     bound = natural_bound(y) if len(y) <= EVIDENCE_MAX_ROWS else None
-    if bound is None or comparison_due(previous, len(y), float(y.min())):
+    if bound is None or comparison_due(previous, len(y), float(y.min()), bound):
         fitted, values, logged = _compare(model, X, active, y, features, bound)
         if logged is None:
             return fitted, values, None
