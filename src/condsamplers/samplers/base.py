@@ -139,7 +139,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             ``[0, 1]`` for a maximised accuracy, bound ``1``), the model is fitted both to the
             values and to the log of their gap to it, and the fit with the larger evidence is
             kept (:mod:`condsamplers.evidence_warping`: the two are compared at the first
-            step, after each new best whose gap to the bound is 1.1 times smaller or less, and
+            step, after a new best whose gap to the bound is at most the last comparison's / 1.1,
             each time the observations have grown by a tenth, and in between only the
             preferred one is fitted, until the preference
             first changes; from then on at every step); with
