@@ -91,6 +91,7 @@ SAMPLER_VARIANTS: dict[str, dict[str, Any]] = {
     "default_tail": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "tail"},
     "default_shared_variance": {**DEFAULT_SAMPLER_OPTIONS, "signal_variance": "shared"},
     "default_rank": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "rank"},
+    "default_dependent": {**DEFAULT_SAMPLER_OPTIONS, "independent": False},
 }
 VARIANT_METHODS = tuple(f"CondBayesSearchCV[{v}]" for v in SAMPLER_VARIANTS)
 SPACES = ("full", "patterns", "families")
