@@ -506,3 +506,127 @@ def test_the_regression_guard_refuses_a_job_count_below_one(capsys) -> None:
     with pytest.raises(SystemExit):
         guard.main(["--jobs", "0"])
     assert "--jobs must be 1 or more, got 0" in capsys.readouterr().err
+
+
+def test_ceiling_reach_probabilities_follow_the_binomial() -> None:
+    from benchmarks.hpo import ceiling
+
+    assert ceiling.reach_probability(0.0, 60) == 0.0
+    assert abs(ceiling.reach_probability(0.1, 2) - 0.19) < 1e-12
+    assert abs(ceiling.at_least(0, 10, 0.3) - 1.0) < 1e-12
+    assert abs(ceiling.at_least(10, 10, 0.5) - 0.5**10) < 1e-12
+    # P(X >= 6) for X ~ Binomial(10, 1/2): (210 + 120 + 45 + 10 + 1) / 1024
+    assert abs(ceiling.at_least(6, 10, 0.5) - 386 / 1024) < 1e-12
+
+
+def test_ceiling_report_names_the_levels_and_the_group_that_holds_them() -> None:
+    from benchmarks.hpo import ceiling
+
+    def row(preprocessing: str, classifier: str, value: float) -> dict:
+        return {
+            "config": {"preprocessing": preprocessing, "classifier": classifier},
+            "dict": "",
+            "value": value,
+        }
+
+    rows = [row("norm", "knn", 0.0)] * 5 + [row("norm", "knn", 0.1)] * 20
+    rows += [row("pca", "svc", 0.1)] * 25 + [row("pca", "svc", 0.5)] * 50
+    text = ceiling.report(rows, "pairing", trials=10)
+    assert "100 draws" in text
+    assert "| 0 | 5 | 0.0500 (0.0218) | norm + knn (5) |" in text
+    assert "| norm + knn | 25 | 0 | 0.200 | 1.000 | 1.000 |" in text
+    chances = [
+        ceiling.reach_probability(0.05, 10),
+        ceiling.find_then_stay(0.25, 0.2, 0.0, 10),
+        ceiling.find_then_stay(0.25, 1.0, 0.0, 10),
+        ceiling.reach_probability(0.2, 10),
+    ]
+    cells = " | ".join(
+        f"{p:.3f}; {ceiling.at_least(5, 10, p):.3f}, {ceiling.at_least(6, 10, p):.3f}"
+        for p in chances
+    )
+    assert f"| 0 | norm + knn (25; 0.200) | {cells} |" in text
+    assert chances[0] < chances[1] < chances[3] < chances[2]
+
+
+def test_find_then_stay_counts_the_first_draw_in_the_group_and_the_draws_before() -> None:
+    from benchmarks.hpo.ceiling import find_then_stay, reach_probability
+
+    g, q, r = 0.3, 0.2, 0.05
+    assert abs(find_then_stay(g, q, r, 1) - (g * q + (1 - g) * r)) < 1e-12
+    assert abs(find_then_stay(1.0, q, r, 30) - reach_probability(q, 30)) < 1e-12
+    assert abs(find_then_stay(0.0, q, r, 30) - reach_probability(r, 30)) < 1e-12
+    rng = np.random.default_rng(0)  # Monte Carlo of the strategy, 20 trials
+    hits = 0
+    for _ in range(20000):
+        inside = False
+        for _ in range(20):
+            inside = inside or rng.random() < g
+            if rng.random() < (q if inside else r):
+                hits += 1
+                break
+    assert abs(hits / 20000 - find_then_stay(g, q, r, 20)) < 0.015
+
+
+def test_ceiling_draws_score_and_resume_as_a_new_user_runs_it(tmp_path: Path) -> None:
+    """``python -m benchmarks.hpo.ceiling``: real training on iris, both samplings; a second
+    call with more draws reads the first ones back and adds the rest."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", CONDSAMPLERS_BENCH_CACHE=str(tmp_path / "c.db"))
+    for sampling, group in (("suite", "pairing"), ("dicts", "dict")):
+        for draws in (3, 5):
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.hpo.ceiling",
+                    "--task",
+                    "cash_iris",
+                    "--sampling",
+                    sampling,
+                    "--group",
+                    group,
+                    "--draws",
+                    str(draws),
+                    "--trials",
+                    "30",
+                    "--out",
+                    str(tmp_path),
+                ],
+                cwd=REPO_ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert done.returncode == 0, done.stderr[-3000:]
+            assert f"{draws} draws" in done.stdout
+        lines = (tmp_path / f"draws_cash_iris_{sampling}.jsonl").read_text().splitlines()
+        assert len(lines) == 5
+        assert all(0.0 <= json.loads(line)["value"] <= 1.0 for line in lines)
+    assert (tmp_path / "ceiling_cash_iris_dicts_dict.md").read_text().count("| dict ") >= 1
+
+
+def test_cash_search_cv_report_counts_the_dicts_tried_after_the_first_candidates() -> None:
+    from benchmarks.hpo.search_cv_cash import N_FIRST, new_dicts, report
+
+    def run(method: str, seed: int, dicts: list[int] | None) -> dict:
+        record = {
+            "dataset": "iris",
+            "method": method,
+            "seed": seed,
+            "best_score": 0.9,
+            "best_family": "knn",
+            "scores": [0.9] * 12,
+            "families": ["knn"] * 12,
+            "seconds": 1.0,
+        }
+        return record if dicts is None else {**record, "dicts": dicts}
+
+    first = list(range(N_FIRST))
+    assert new_dicts(run("a", 0, [*first, 0, 3])) == 0
+    assert new_dicts(run("a", 0, [*first, 20, 20])) == 1
+    assert new_dicts(run("a", 0, None)) is None
+    runs = [run("a", 0, [*first, 20, 21]), run("a", 1, [*first, 1, 2]), run("b", 0, None)]
+    text = report(runs, ["iris"], ["a", "b"])
+    assert re.search(r"^\| iris \| a \| 2 \| .* \| 1\.0 \(2 runs\) \| 1\.0 \|$", text, flags=re.M)
+    assert re.search(r"^\| iris \| b \| 1 \| .* \| - \| 1\.0 \|$", text, flags=re.M)

@@ -40,7 +40,9 @@ Report (``DIR/search_cv_report.md``): per dataset and method the median ``best_s
 [q25, q75] over the seeds, and the number of runs that *end on a plateau another branch beats*:
 the classifier family of the run's best candidate is not a family that reached the best mean CV
 score found by any candidate of any run (of any method) on that dataset, and at least 8 of the
-run's last 10 candidates are of its own best family. Each run is one JSON line of
+run's last 10 candidates are of its own best family; and the mean number of dicts that the
+candidates after the first 10 try and the first 10 did not (:func:`new_dicts`; the first 10 are
+CondBayesSearchCV's random startup). Each run is one JSON line of
 ``DIR/search_cv_runs.jsonl``; a recorded (dataset, method, seed, n_iter, space) is not rerun.
 
 Usage::
@@ -279,6 +281,7 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
     seconds = time.perf_counter() - start
     results = search.cv_results_
     params = results["params"]
+    by_keys = {frozenset(d): i for i, d in enumerate(search_space(space))}
     splits = np.array([results[f"split{k}_test_score"] for k in range(3)])
     return {
         "dataset": dataset,
@@ -291,9 +294,15 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
         "best_family": params[search.best_index_]["classifier"],
         "scores": [float(s) for s in results["mean_test_score"]],
         "families": [c["classifier"] for c in params],
+        "dicts": [by_keys[frozenset(c)] for c in params],
         "failed": int(np.sum(np.any(splits == 0.0, axis=0))),  # a fold at error_score
         "seconds": seconds,
     }
+
+
+#: The candidates counted as a search's first ones by :func:`new_dicts`: CondBayesSearchCV's
+#: default sampler draws this many at random before its model proposes.
+N_FIRST = 10
 
 
 def plateau(run: dict[str, Any], top: set[str]) -> bool:
@@ -302,11 +311,20 @@ def plateau(run: dict[str, Any], top: set[str]) -> bool:
     return run["best_family"] not in top and sum(f == run["best_family"] for f in last) >= 8
 
 
+def new_dicts(run: dict[str, Any], first: int = N_FIRST) -> int | None:
+    """How many dicts the candidates after the first ``first`` try that none of the first
+    ``first`` did (``None`` for a record without the dicts)."""
+    dicts = run.get("dicts")
+    if dicts is None:
+        return None
+    return len(set(dicts[first:]) - set(dicts[:first]))
+
+
 def report(runs: list[dict[str, Any]], datasets: list[str], methods: list[str]) -> str:
     lines = [
         "| dataset | method | runs | median best_score_ [q25, q75] | plateau runs "
-        "| best families (count) | median s |",
-        "|---|---|---|---|---|---|---|",
+        f"| best families (count) | new dicts after the first {N_FIRST} (mean) | median s |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     notes = []
     for dataset in datasets:
@@ -332,9 +350,11 @@ def report(runs: list[dict[str, Any]], datasets: list[str], methods: list[str]) 
             fams = ", ".join(f"{f} {c}" for f, c in counts)
             n_plateau = sum(plateau(r, top) for r in rs)
             secs = np.median([r["seconds"] for r in rs])
+            counted = [n for n in map(new_dicts, rs) if n is not None]
+            new = f"{np.mean(counted):.1f} ({len(counted)} runs)" if counted else "-"
             lines.append(
                 f"| {dataset} | {method} | {len(rs)} | **{q50:.4f}** [{q25:.4f}, {q75:.4f}] "
-                f"| {n_plateau} | {fams} | {secs:.1f} |"
+                f"| {n_plateau} | {fams} | {new} | {secs:.1f} |"
             )
     return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in notes) + "\n"
 
