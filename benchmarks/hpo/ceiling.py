@@ -54,7 +54,8 @@ from collections.abc import Iterator, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from benchmarks.hpo.spec import Config, Task, active_params, suggest  # noqa: E402
+from benchmarks.hpo import pairings  # noqa: E402
+from benchmarks.hpo.spec import Config, Task, suggest  # noqa: E402
 from benchmarks.hpo.tasks import CASH_TASKS, get_task  # noqa: E402
 
 SAMPLINGS = ("suite", "dicts")
@@ -101,22 +102,16 @@ def dict_draws(task: Task, seed: int) -> Iterator[tuple[Config, str]]:
     ``search_cv_cash --space patterns``, with the index of the dict drawn."""
     from sklearn.model_selection import ParameterSampler
 
-    from benchmarks.hpo.search_cv_cash import IDENT, SPACE, search_space
+    from benchmarks.hpo.search_cv_cash import active_config, dict_index, search_space
 
     dicts = search_space("patterns")
-    names = {ident: name for name, ident in IDENT.items()}
+    by_keys = dict_index(dicts)
     for params in ParameterSampler(dicts, 10**9, random_state=seed):
-        config: Config = {}
-        for p in SPACE:  # in suggestion order, as CashClassifier.fit reads its parameters
-            if IDENT[p.name] in params and active_params((p,), config):
-                config[p.name] = params[IDENT[p.name]]
-        index = next(i for i, d in enumerate(dicts) if set(d) == set(params))
-        yield {names.get(k, k): v for k, v in config.items()}, str(index)
+        yield active_config(params), str(by_keys[frozenset(params)])
 
 
 def pairing(config: Config) -> str:
-    family = config.get("classifier", config.get("regressor"))
-    return f"{config.get('preprocessing')} + {family}"
+    return " + ".join(pairings.pairing(config))
 
 
 def draw(

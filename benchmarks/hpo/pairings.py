@@ -41,7 +41,9 @@ def read_runs(files: Sequence[Path], task: str, samplers: Sequence[str]) -> list
 
 
 def pairing(config: dict[str, Any]) -> Pairing:
-    return (str(config.get("preprocessing")), str(config.get("classifier")))
+    """(preprocessing, estimator) of a CASH configuration: its classifier, or its regressor."""
+    estimator = config.get("classifier", config.get("regressor"))
+    return (str(config.get("preprocessing")), str(estimator))
 
 
 def pairing_table(runs: list[dict[str, Any]], good: float) -> tuple[list[str], Pairing]:

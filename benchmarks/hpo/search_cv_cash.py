@@ -125,14 +125,7 @@ class CashClassifier(ClassifierMixin, BaseEstimator):
         self.fit_seconds = params.get("fit_seconds")
 
     def fit(self, X: Any, y: Any) -> CashClassifier:
-        config: dict[str, Any] = {}
-        for p in SPACE:  # in suggestion order: a parent is in config before its children
-            if not active_params((p,), config):
-                continue
-            value = getattr(self, IDENT[p.name])
-            if value is None and None not in p.choices:
-                raise ValueError(f"CashClassifier: {IDENT[p.name]} is active but not set")
-            config[p.name] = value
+        config = active_config({n: getattr(self, n) for n in IDENT.values()})
         self.config_ = config
         if self.fit_seconds is None:
             self.pipeline_ = fit_pipeline((config, "classification", X, y))
@@ -148,6 +141,30 @@ class CashClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> Any:
         return self.pipeline_.predict(X)
+
+
+def active_config(params: dict[str, Any]) -> dict[str, Any]:
+    """The space's configuration (names with ``.``) of the parameters active under ``params``
+    (keyword names, :data:`IDENT`), read in suggestion order, so a parent is in it before its
+    children; an active parameter that is absent or ``None`` (not one of its choices) raises
+    ``ValueError``."""
+    config: dict[str, Any] = {}
+    for p in SPACE:
+        if not active_params((p,), config):
+            continue
+        value = params.get(IDENT[p.name])
+        if value is None and None not in p.choices:
+            raise ValueError(f"CashClassifier: {IDENT[p.name]} is active but not set")
+        config[p.name] = value
+    return config
+
+
+def dict_index(dicts: list[dict[str, Any]]) -> dict[frozenset[str], int]:
+    """Each dict's position in ``dicts`` by its set of parameter names (unique in every
+    translation), so that a candidate's parameters name the dict it came from."""
+    index = {frozenset(d): i for i, d in enumerate(dicts)}
+    assert len(index) == len(dicts), "two dicts have the same parameters"
+    return index
 
 
 # scikit-learn reads the parameter names from the signature of __init__ (get_params, clone).
@@ -281,7 +298,7 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
     seconds = time.perf_counter() - start
     results = search.cv_results_
     params = results["params"]
-    by_keys = {frozenset(d): i for i, d in enumerate(search_space(space))}
+    by_keys = dict_index(search_space(space))
     splits = np.array([results[f"split{k}_test_score"] for k in range(3)])
     return {
         "dataset": dataset,
