@@ -630,3 +630,28 @@ def test_cash_search_cv_report_counts_the_dicts_tried_after_the_first_candidates
     text = report(runs, ["iris"], ["a", "b"])
     assert re.search(r"^\| iris \| a \| 2 \| .* \| 1\.0 \(2 runs\) \| 1\.0 \|$", text, flags=re.M)
     assert re.search(r"^\| iris \| b \| 1 \| .* \| - \| 1\.0 \|$", text, flags=re.M)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--draws", "0"], "--draws and --trials must be at least 1"),
+        (["--group", "dict"], "--group dict needs --sampling dicts"),
+        (["--within", "pca+foo"], "--within 'pca+foo': give one value per root parameter"),
+        (["--sampling", "dicts", "--within", "pca+sgd"], "--within needs --sampling suite"),
+    ],
+)
+def test_ceiling_refuses_bad_options_naming_them(argv, message, tmp_path: Path, capsys) -> None:
+    from benchmarks.hpo import ceiling
+
+    with pytest.raises(SystemExit):
+        ceiling.main(["--task", "cash_iris", "--out", str(tmp_path), *argv])
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())  # nothing drawn
+
+
+def test_pairing_names_a_regressor_as_well_as_a_classifier() -> None:
+    from benchmarks.hpo.pairings import pairing
+
+    assert pairing({"preprocessing": "pca", "classifier": "svc"}) == ("pca", "svc")
+    assert pairing({"preprocessing": "pca", "regressor": "svr"}) == ("pca", "svr")
