@@ -201,7 +201,9 @@ PUBLIC_NAMES = {
         "BRANCH_PARAM",
         "CondBayesSearchCV",
         "DEFAULT_SAMPLER_OPTIONS",
+        "MANY_DICTS",
         "PRIORS",
+        "default_sampler_options",
         "translate_search_spaces",
     ],
     "condsamplers.sklearn.search_space": [

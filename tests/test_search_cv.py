@@ -27,7 +27,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from condsamplers import TreeGPSampler
 from condsamplers.sklearn import CondBayesSearchCV, SearchSpaceError
-from condsamplers.sklearn.search import BRANCH_PARAM, translate_search_spaces
+from condsamplers.sklearn.search import (
+    BRANCH_PARAM,
+    DEFAULT_SAMPLER_OPTIONS,
+    MANY_DICTS,
+    default_sampler_options,
+    translate_search_spaces,
+)
 
 
 def fast_sampler(seed: int = 0, **kwargs) -> TreeGPSampler:
@@ -275,6 +281,19 @@ def test_same_random_state_gives_the_same_search() -> None:
     assert default.sampler._independent and default.sampler._offsets == "shared"
     assert run(random_state=1) == run(random_state=1)
     assert run(random_state=1) != run(random_state=2)
+
+
+@pytest.mark.parametrize("n_dicts", [3, MANY_DICTS, MANY_DICTS + 1])
+def test_the_default_sampler_gives_each_dict_a_level_only_when_there_are_many(n_dicts) -> None:
+    X, y = data()
+    space = [{"intercept_scaling": [float(k)], "C": loguniform(1e-2, 1e2)} for k in range(n_dicts)]
+    search = CondBayesSearchCV(LogisticRegression(), space, n_iter=12, cv=2, random_state=0)
+    study = search.fit(X, y).study_
+    many = n_dicts > MANY_DICTS
+    assert default_sampler_options(n_dicts) == {**DEFAULT_SAMPLER_OPTIONS, "independent": not many}
+    assert study.sampler._independent is not many
+    # the two candidates after the ten random ones are the model's, and new configurations
+    assert len({tuple(sorted(p.items())) for p in search.cv_results_["params"]}) == 12
 
 
 def test_nested_in_cross_val_score() -> None:

@@ -94,6 +94,9 @@ SAMPLER_VARIANTS: dict[str, dict[str, Any]] = {
     "default_shared_variance": {**DEFAULT_SAMPLER_OPTIONS, "signal_variance": "shared"},
     "default_rank": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "rank"},
     "default_dependent": {**DEFAULT_SAMPLER_OPTIONS, "independent": False},
+    # the default for 10 dicts or fewer (a GP per dict around one constant); the default on
+    # the CASH spaces (more than MANY_DICTS dicts) until the thirty-eighth session
+    "default_independent": {**DEFAULT_SAMPLER_OPTIONS, "independent": True},
 }
 VARIANT_METHODS = tuple(f"CondBayesSearchCV[{v}]" for v in SAMPLER_VARIANTS)
 SPACES = ("full", "patterns", "families")

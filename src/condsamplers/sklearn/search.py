@@ -97,6 +97,21 @@ DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
     "output_warping": "none",
 }
 
+#: Above this many dicts (the default sampler's random first candidates, ``n_startup_trials``)
+#: the default gives each dict a level of its own (``independent=False``): most dicts then hold
+#: none or one trial after the startup, and a dict whose one trial sits far below the common
+#: constant would otherwise get a large signal variance and draw the candidates to itself
+#: (docs/search_cv.md sec. 8).
+MANY_DICTS = 10
+
+
+def default_sampler_options(n_dicts: int) -> dict[str, Any]:
+    """The default ``TreeGPSampler``'s options for a search space of ``n_dicts`` dicts:
+    :data:`DEFAULT_SAMPLER_OPTIONS`, with ``independent=False`` when ``n_dicts > MANY_DICTS``:
+    the root's random linear weights ``z(x)^T c`` of the tree GP (Jenatton et al. 2017, eq. 1;
+    docs/design.md sec. 7) on the one-hot of the dict index, a level per dict."""
+    return {**DEFAULT_SAMPLER_OPTIONS, "independent": n_dicts <= MANY_DICTS}
+
 
 # -- the estimator ---------------------------------------------------------------------------
 class CondBayesSearchCV(BaseSearchCV):
@@ -141,7 +156,10 @@ class CondBayesSearchCV(BaseSearchCV):
             signal variance per branch, all around one constant mean, so that a branch whose
             first random trials were poor is not written off; ``b`` the best value of the
             maximised score when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss,
-            so that the model fits the log error; docs/search_cv.md sec. 8).
+            so that the model fits the log error; docs/search_cv.md sec. 8). With more than
+            ``MANY_DICTS`` (10) dicts, ``independent=False``: each dict also gets a level of
+            its own, learnt from its trials and shrunk towards the others' (most dicts then
+            hold none or one trial after the random first candidates).
         scoring: as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric
             for multi-metric scoring with ``refit="name"``, the single score otherwise, and the
             first metric of ``scoring`` when several are scored and ``refit`` is ``False`` or
@@ -368,7 +386,8 @@ class CondBayesSearchCV(BaseSearchCV):
             seed = int(check_random_state(random_state).randint(2**31 - 1))
         if self.sampler is None:
             bound = None if self._objectives else self._score_bound()
-            sampler = TreeGPSampler(seed=seed, objective_bound=bound, **DEFAULT_SAMPLER_OPTIONS)
+            options = default_sampler_options(len(self._search_space.branches))
+            sampler = TreeGPSampler(seed=seed, objective_bound=bound, **options)
             return sampler, seed
         return copy.deepcopy(self.sampler), seed
 
