@@ -87,6 +87,8 @@ __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 #: level (the branch choice, then each branch's own parameters), so the inner-node weights
 #: would only give each branch a level of its own, which a branch's few poor random trials
 #: then fix for the whole branch; instead the branches' GPs revert to one common constant.
+#: These are the options for at most :data:`MANY_DICTS` dicts; above it,
+#: :func:`default_sampler_options` adds the level per dict.
 #: ``output_warping``: the scores are already fitted as the log of their gap to the best score
 #: possible (``objective_bound``), which is what this default was measured with.
 DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
