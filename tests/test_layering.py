@@ -25,6 +25,7 @@ STAGES = {
     "optimize": 5,
     "branch_draw": 5,
     "branch_tpe": 5,
+    "path_patience": 5,
     "pipeline": 6,
     "pipeline_pareto": 6,
     "samplers": 7,

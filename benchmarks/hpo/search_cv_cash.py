@@ -97,6 +97,10 @@ SAMPLER_VARIANTS: dict[str, dict[str, Any]] = {
     # the default for 10 dicts or fewer (a GP per dict around one constant); the default on
     # the CASH spaces (more than MANY_DICTS dicts) until the thirty-eighth session
     "default_independent": {**DEFAULT_SAMPLER_OPTIONS, "independent": True},
+    # path patience (a dict sits out after k candidates without a new best), on the default
+    # for more than MANY_DICTS dicts
+    "default_patience3": {**DEFAULT_SAMPLER_OPTIONS, "independent": False, "path_patience": 3},
+    "default_patience5": {**DEFAULT_SAMPLER_OPTIONS, "independent": False, "path_patience": 5},
 }
 VARIANT_METHODS = tuple(f"CondBayesSearchCV[{v}]" for v in SAMPLER_VARIANTS)
 SPACES = ("full", "patterns", "families")

@@ -69,6 +69,10 @@ class OptimizerSettings:
             (:func:`condsamplers.warping.warp_outputs`, one of
             :data:`~condsamplers.warping.OUTPUT_WARPINGS`); the incumbent and EI live in the
             warped space.
+        path_patience: ``None`` (default) or ``k``: a path that has had ``k`` observations
+            since the best value last improved sits out the search until the best value
+            improves again (:mod:`condsamplers.path_patience`, eq. 1). The observations must
+            be in the order they were evaluated.
     """
 
     n_candidates: int = 1024
@@ -84,6 +88,7 @@ class OptimizerSettings:
     n_fantasies: int = DEFAULT_N_FANTASIES
     noise_penalty: bool = False
     output_warping: str = "none"
+    path_patience: int | None = None
 
 
 def round_to_grid(space: ConditionalSpace, X: np.ndarray) -> np.ndarray:

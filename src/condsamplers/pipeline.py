@@ -31,6 +31,7 @@ from condsamplers.branch_tpe import choose_branches
 from condsamplers.evidence_warping import AUTO_WARPING, WarpingChoice, fit_auto
 from condsamplers.models.base import Surrogate
 from condsamplers.optimize import OptimizerSettings, maximize_acquisition, select_path
+from condsamplers.path_patience import paths_out_of_patience
 from condsamplers.space import (
     ConditionalSpace,
     FixedValues,
@@ -58,6 +59,7 @@ class Observations:
     ``constraints`` (optional, ``(n, m)``): values ``c_k`` of the constraints ``c_k <= 0`` at
     the observed points, ``NaN`` where a trial did not report constraint ``k`` (it does not
     apply there, as for a constraint set in one branch of a conditional objective).
+    Rows are in the order they were evaluated (``OptimizerSettings.path_patience`` reads it).
     """
 
     X: np.ndarray
@@ -202,8 +204,9 @@ def propose(
     acquisition = per_second(with_feasibility(log_ei, constraints), cost)
     order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
     incumbents = data.X[order[:N_INCUMBENT_STARTS]]
+    sitting_out = _sitting_out(space, data, over, settings)
     path = _two_step_path(
-        space, data, fantasies, constraints, rng, settings, incumbents, fixed, cost
+        space, data, fantasies, constraints, rng, settings, incumbents, fixed, cost, sitting_out
     )
     X, active, values = _maximize(
         acquisition,
@@ -212,10 +215,36 @@ def propose(
         rng,
         settings,
         incumbents,
-        None if path is None else [path],
+        _searched_paths(space, path, sitting_out),
         fixed,
     )
     return Proposal(X, active, values, model, path, warping)
+
+
+def _sitting_out(
+    space: ConditionalSpace, data: Observations, rows: np.ndarray, settings: OptimizerSettings
+) -> list[Path]:
+    """The paths that sit out this step by ``settings.path_patience``
+    (:func:`~condsamplers.path_patience.paths_out_of_patience`, counted on ``rows``, the
+    feasible observations the incumbent is taken over); none without it, or where the paths are
+    too many to list."""
+    paths = space.paths() if settings.path_patience is not None else None
+    if not paths:
+        return []
+    X, active, y = data.X[rows], data.active[rows], data.y[rows]
+    return paths_out_of_patience(space, paths, X, active, y, settings.path_patience)
+
+
+def _searched_paths(
+    space: ConditionalSpace, path: Path | None, sitting_out: list[Path]
+) -> list[Path] | None:
+    """The paths the acquisition is maximised over: the two-step search's ``path``, else
+    every path but those ``sitting_out`` (``None``: every path)."""
+    if path is not None:
+        return [path]
+    if not sitting_out:
+        return None
+    return [p for p in space.paths() or [] if p not in sitting_out]
 
 
 def fit_warped(
@@ -445,15 +474,18 @@ def _two_step_path(
     incumbents: np.ndarray,
     fixed: FixedValues | None = None,
     cost: Cost | None = None,
+    sitting_out: list[Path] | None = None,
 ) -> Path | None:
     """The path of the first step of the two-step EI (per second with ``cost``), or ``None`` to
     search every path. With ``settings.branch_draw`` the path EI chooses among the paths of
     the branches drawn by :func:`~condsamplers.branch_draw.draw_branches` (parameters with
     three or more branches), or with ``settings.branch_rule == "tpe"`` chosen by
-    :func:`~condsamplers.branch_tpe.choose_branches`."""
+    :func:`~condsamplers.branch_tpe.choose_branches`; never among the paths ``sitting_out``
+    (``settings.path_patience``) while others are left."""
     models = [f.model for f in fantasies] + [c.model for c in constraints]
     models += [] if cost is None else [cost.model]
     paths = two_step_paths(space, data, settings, models, fixed)
+    paths = [p for p in paths if p not in (sitting_out or [])] or paths
     if paths and settings.branch_draw:
         feasible = data.feasible()
         choose = choose_branches if settings.branch_rule == "tpe" else draw_branches

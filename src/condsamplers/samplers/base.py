@@ -165,6 +165,13 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             al. 2012, sec. 3.2), the path choice included: a cheap branch is tried where its
             improvement per second is the better one (docs/pruning.md). ``False`` (default):
             expected improvement alone.
+        path_patience: ``None`` (default) or ``k``: a path (a set of active parameters and
+            the branch values leading to it) that has had ``k`` trials since the study's best
+            value last improved sits out the model's proposals until the best value improves
+            again, so that a quantised or noisy objective (a CV score) does not take every
+            trial to one branch that has stopped paying (:mod:`condsamplers.path_patience`,
+            eq. 1; the default of ``CondBayesSearchCV`` on more than 10 dicts, docs/search_cv.md
+            sec. 8).
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
@@ -192,8 +199,11 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         max_model_trials: int | None = None,
         intermediate_values: bool = True,
         cost_aware: bool = False,
+        path_patience: int | None = None,
     ) -> None:
         check_int("n_startup_trials", n_startup_trials, minimum=0)
+        if path_patience is not None:
+            path_patience = check_int("path_patience", path_patience, minimum=1)
         if max_model_trials is not None:
             check_int("max_model_trials", max_model_trials, minimum=2)
         check_choice("output_warping", output_warping, (*OUTPUT_WARPINGS, AUTO_WARPING))
@@ -230,6 +240,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             n_fantasies=int(n_fantasies),
             noise_penalty=self.noise_penalty,
             output_warping=output_warping,
+            path_patience=path_patience,
         )
         self._n_restarts = n_restarts
         self._intermediate_values = check_bool("intermediate_values", intermediate_values)

@@ -33,3 +33,4 @@ class SamplerOptions(TypedDict, total=False):
     max_model_trials: int | None
     intermediate_values: bool
     cost_aware: bool
+    path_patience: int | None
