@@ -9,6 +9,7 @@ import pytest
 
 from condsamplers import TreeGPSampler, infer_space
 from condsamplers.path_patience import last_improvement, on_path, paths_out_of_patience
+from condsamplers.samplers.proposals import read_proposal
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 
@@ -99,6 +100,24 @@ def test_the_sampler_leaves_a_branch_that_stopped_paying_after_patience_trials()
     # most of the model-based trials
     flat_default = [t.params["kind"] for t in _study(_fast(), 24).trials[6:]].count("flat")
     assert flat_default > kinds[6:].count("flat")
+
+
+@pytest.mark.parametrize("acquisition", ["two_step", "joint"])
+def test_a_trial_whose_given_values_lead_to_a_path_that_sits_out_is_still_proposed(
+    acquisition: str,
+) -> None:
+    """An enqueued ``kind="flat"`` after flat's patience ran out: the model proposes flat's
+    own parameters, given the kind (a recorded proposal), instead of none."""
+    study = _study(_fast(path_patience=1, acquisition=acquisition), 12)
+    values = [t.value for t in study.trials]
+    kinds = [t.params["kind"] for t in study.trials]
+    assert _since_improvement(values, kinds, "flat", len(kinds)) >= 1
+    study.enqueue_trial({"kind": "flat"})
+    study.optimize(_objective, n_trials=1)
+    trial = study.trials[-1]
+    proposal = read_proposal(trial)
+    assert trial.params["kind"] == "flat"
+    assert proposal is not None and proposal.params == trial.params
 
 
 def test_path_patience_gives_the_same_suggestions_for_the_same_seed() -> None:

@@ -31,6 +31,7 @@ from condsamplers.sklearn.search import (
     BRANCH_PARAM,
     DEFAULT_SAMPLER_OPTIONS,
     MANY_DICTS,
+    MANY_DICTS_PATIENCE,
     default_sampler_options,
     translate_search_spaces,
 )
@@ -284,14 +285,19 @@ def test_same_random_state_gives_the_same_search() -> None:
 
 
 @pytest.mark.parametrize("n_dicts", [3, MANY_DICTS, MANY_DICTS + 1])
-def test_the_default_sampler_gives_each_dict_a_level_only_when_there_are_many(n_dicts) -> None:
+def test_the_default_sampler_gives_each_dict_a_level_and_patience_only_when_there_are_many(
+    n_dicts,
+) -> None:
     X, y = data()
     space = [{"intercept_scaling": [float(k)], "C": loguniform(1e-2, 1e2)} for k in range(n_dicts)]
     search = CondBayesSearchCV(LogisticRegression(), space, n_iter=12, cv=2, random_state=0)
     study = search.fit(X, y).study_
     many = n_dicts > MANY_DICTS
-    assert default_sampler_options(n_dicts) == {**DEFAULT_SAMPLER_OPTIONS, "independent": not many}
+    patience = {"path_patience": MANY_DICTS_PATIENCE} if many else {}
+    expected = {**DEFAULT_SAMPLER_OPTIONS, "independent": not many, **patience}
+    assert default_sampler_options(n_dicts) == expected
     assert study.sampler._independent is not many
+    assert study.sampler._settings.path_patience == (MANY_DICTS_PATIENCE if many else None)
     # the two candidates after the ten random ones are the model's, and new configurations
     assert len({tuple(sorted(p.items())) for p in search.cv_results_["params"]}) == 12
 

@@ -71,8 +71,8 @@ class OptimizerSettings:
             warped space.
         path_patience: ``None`` (default) or ``k``: a path that has had ``k`` observations
             since the best value last improved sits out the search until the best value
-            improves again (:mod:`condsamplers.path_patience`, eq. 1). The observations must
-            be in the order they were evaluated.
+            improves again (:mod:`condsamplers.path_patience`, eq. 1; one objective only).
+            The observations must be in the order they were evaluated.
     """
 
     n_candidates: int = 1024

@@ -215,7 +215,7 @@ def propose(
         rng,
         settings,
         incumbents,
-        _searched_paths(space, path, sitting_out),
+        _searched_paths(space, path, sitting_out, fixed),
         fixed,
     )
     return Proposal(X, active, values, model, path, warping)
@@ -236,15 +236,22 @@ def _sitting_out(
 
 
 def _searched_paths(
-    space: ConditionalSpace, path: Path | None, sitting_out: list[Path]
+    space: ConditionalSpace,
+    path: Path | None,
+    sitting_out: list[Path],
+    fixed: FixedValues | None = None,
 ) -> list[Path] | None:
     """The paths the acquisition is maximised over: the two-step search's ``path``, else
-    every path but those ``sitting_out`` (``None``: every path)."""
+    every path but those ``sitting_out`` (``None``: every path), unless the ``fixed`` values
+    allow none of those (a trial whose given values lead to a path that sits out)."""
     if path is not None:
         return [path]
     if not sitting_out:
         return None
-    return [p for p in space.paths() or [] if p not in sitting_out]
+    kept = [p for p in space.paths() or [] if p not in sitting_out]
+    if fixed is not None and not any(fixed.allows(p) for p in kept):
+        return None
+    return kept
 
 
 def fit_warped(

@@ -171,7 +171,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             again, so that a quantised or noisy objective (a CV score) does not take every
             trial to one branch that has stopped paying (:mod:`condsamplers.path_patience`,
             eq. 1; the default of ``CondBayesSearchCV`` on more than 10 dicts, docs/search_cv.md
-            sec. 8).
+            sec. 8). Single-objective studies only; with several objectives it has no effect.
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it

@@ -88,7 +88,7 @@ __all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
 #: would only give each branch a level of its own, which a branch's few poor random trials
 #: then fix for the whole branch; instead the branches' GPs revert to one common constant.
 #: These are the options for at most :data:`MANY_DICTS` dicts; above it,
-#: :func:`default_sampler_options` adds the level per dict.
+#: :func:`default_sampler_options` adds the level per dict and the path patience.
 #: ``output_warping``: the scores are already fitted as the log of their gap to the best score
 #: possible (``objective_bound``), which is what this default was measured with.
 DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
@@ -105,14 +105,21 @@ DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
 #: constant would otherwise get a large signal variance and draw the candidates to itself
 #: (docs/search_cv.md sec. 8).
 MANY_DICTS = 10
+#: Above :data:`MANY_DICTS` dicts, a dict that has had this many candidates since the best
+#: score last improved sits out the model's candidates until the best score improves again
+#: (``path_patience``, :mod:`condsamplers.path_patience`; docs/search_cv.md sec. 8).
+MANY_DICTS_PATIENCE = 5
 
 
 def default_sampler_options(n_dicts: int) -> dict[str, Any]:
     """The default ``TreeGPSampler``'s options for a search space of ``n_dicts`` dicts:
-    :data:`DEFAULT_SAMPLER_OPTIONS`, with ``independent=False`` when ``n_dicts > MANY_DICTS``:
-    the root's random linear weights ``z(x)^T c`` of the tree GP (Jenatton et al. 2017, eq. 1;
-    docs/design.md sec. 7) on the one-hot of the dict index, a level per dict."""
-    return {**DEFAULT_SAMPLER_OPTIONS, "independent": n_dicts <= MANY_DICTS}
+    :data:`DEFAULT_SAMPLER_OPTIONS`, and when ``n_dicts > MANY_DICTS``, ``independent=False``
+    (the root's random linear weights ``z(x)^T c`` of the tree GP, Jenatton et al. 2017, eq. 1,
+    docs/design.md sec. 7, on the one-hot of the dict index: a level per dict) and
+    ``path_patience=MANY_DICTS_PATIENCE`` (:mod:`condsamplers.path_patience`, eq. 1)."""
+    if n_dicts <= MANY_DICTS:
+        return dict(DEFAULT_SAMPLER_OPTIONS)
+    return {**DEFAULT_SAMPLER_OPTIONS, "independent": False, "path_patience": MANY_DICTS_PATIENCE}
 
 
 # -- the estimator ---------------------------------------------------------------------------
@@ -161,7 +168,10 @@ class CondBayesSearchCV(BaseSearchCV):
             so that the model fits the log error; docs/search_cv.md sec. 8). With more than
             ``MANY_DICTS`` (10) dicts, ``independent=False``: each dict also gets a level of
             its own, learnt from its trials and shrunk towards the others' (most dicts then
-            hold none or one trial after the random first candidates).
+            hold none or one trial after the random first candidates), and
+            ``path_patience=5``: a dict that has had 5 candidates since the best score last
+            improved sits out until the best score improves again, so that a search does not
+            spend its candidates on one dict's plateau.
         scoring: as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric
             for multi-metric scoring with ``refit="name"``, the single score otherwise, and the
             first metric of ``scoring`` when several are scored and ``refit`` is ``False`` or
