@@ -27,9 +27,7 @@ from condsamplers.space import ConditionalSpace, Path
 def on_path(space: ConditionalSpace, path: Path, X: np.ndarray, active: np.ndarray) -> np.ndarray:
     """Which rows of the encoded ``X`` / ``active`` lie on ``path``: the same active
     parameters, and each branching parameter at one of the path's values."""
-    pattern = np.zeros(space.n_features, dtype=bool)
-    pattern[[space.index[key] for key in path.active]] = True
-    rows = (active == pattern).all(axis=1)
+    rows = (active == space.path_pattern(path)).all(axis=1)
     for key, values in path.branch_values:
         j = space.index[key]
         internal = space.nodes[j].from_unit(X[:, j])

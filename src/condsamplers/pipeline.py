@@ -544,8 +544,7 @@ def _exhausted(space: ConditionalSpace, path: Path, data: Observations) -> bool:
         if n is None:
             return False
         size *= n
-    pattern = np.zeros(space.n_features, dtype=bool)
-    pattern[[space.index[key] for key in path.active]] = True
+    pattern = space.path_pattern(path)
     seen_X = np.concatenate([data.X, data.X_pending])
     on_path = (np.concatenate([data.active, data.active_pending]) == pattern).all(axis=1)
     if on_path.sum() < size:

@@ -219,6 +219,12 @@ class ConditionalSpace:
         return options
 
     # -- encoding ------------------------------------------------------------------------
+    def path_pattern(self, path: Path) -> np.ndarray:
+        """The active mask of a configuration on ``path``: its parameters' columns."""
+        pattern = np.zeros(self.n_features, dtype=bool)
+        pattern[[self.index[key] for key in path.active]] = True
+        return pattern
+
     def active_mask(self, X: np.ndarray) -> np.ndarray:
         """Which nodes are active for configurations ``X`` (rows), following the tree."""
         X = np.atleast_2d(X)
