@@ -207,6 +207,24 @@ def test_cash_search_space_for_scikit_learn_searches_keeps_the_conditions() -> N
     assert fitted >= 2
 
 
+def test_cash_dict_index_names_the_dict_of_each_candidate_in_every_translation() -> None:
+    """``dict_index``: the dict a candidate was drawn from, also where dicts share their
+    parameter names and differ in the values they fix (``--space full``)."""
+    from sklearn.model_selection import ParameterSampler
+
+    if str(REPO_ROOT) not in sys.path:
+        sys.path.insert(0, str(REPO_ROOT))
+    from benchmarks.hpo.search_cv_cash import dict_index, search_space
+
+    for kind, n_dicts in (("full", 248), ("patterns", 104), ("families", 32)):
+        dicts = search_space(kind)
+        assert len(dicts) == n_dicts
+        dict_of = dict_index(dicts)
+        for i, d in enumerate(dicts):  # a candidate of dict i, drawn from it alone
+            params = next(iter(ParameterSampler([d], n_iter=1, random_state=i)))
+            assert dict_of(params) == i
+
+
 def test_search_cv_pareto_quick_reports_the_hypervolume_of_each_search(tmp_path: Path) -> None:
     out = run_script(
         BENCHMARKS / "search_cv_pareto.py",

@@ -105,9 +105,9 @@ def dict_draws(task: Task, seed: int) -> Iterator[tuple[Config, str]]:
     from benchmarks.hpo.search_cv_cash import active_config, dict_index, search_space
 
     dicts = search_space("patterns")
-    by_keys = dict_index(dicts)
+    dict_of = dict_index(dicts)
     for params in ParameterSampler(dicts, 10**9, random_state=seed):
-        yield active_config(params), str(by_keys[frozenset(params)])
+        yield active_config(params), str(dict_of(params))
 
 
 def pairing(config: Config) -> str:

@@ -66,6 +66,7 @@ import shlex  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 import warnings  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
@@ -168,12 +169,29 @@ def active_config(params: dict[str, Any]) -> dict[str, Any]:
     return config
 
 
-def dict_index(dicts: list[dict[str, Any]]) -> dict[frozenset[str], int]:
-    """Each dict's position in ``dicts`` by its set of parameter names (unique in every
-    translation), so that a candidate's parameters name the dict it came from."""
-    index = {frozenset(d): i for i, d in enumerate(dicts)}
-    assert len(index) == len(dicts), "two dicts have the same parameters"
-    return index
+def dict_index(dicts: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int]:
+    """A function from a candidate's parameters to the position in ``dicts`` of the dict it
+    came from: the dict with the candidate's parameter names whose one-element lists (the
+    values a dict fixes, as ``--space full``'s branching parameters) the candidate has. Every
+    translation has exactly one such dict per candidate."""
+    by_names: dict[frozenset[str], list[tuple[dict[str, Any], int]]] = {}
+    for i, d in enumerate(dicts):
+        fixed = {k: v[0] for k, v in d.items() if isinstance(v, list) and len(v) == 1}
+        by_names.setdefault(frozenset(d), []).append((fixed, i))
+    for group in by_names.values():
+        keys = [tuple(sorted(fixed.items(), key=str)) for fixed, _ in group]
+        assert len(set(keys)) == len(keys), "two dicts have the same parameters and values"
+
+    def position(params: dict[str, Any]) -> int:
+        found = [
+            i
+            for fixed, i in by_names[frozenset(params)]
+            if all(params[k] == v for k, v in fixed.items())
+        ]
+        assert len(found) == 1, f"{len(found)} dicts hold the candidate {params}"
+        return found[0]
+
+    return position
 
 
 # scikit-learn reads the parameter names from the signature of __init__ (get_params, clone).
@@ -307,7 +325,7 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
     seconds = time.perf_counter() - start
     results = search.cv_results_
     params = results["params"]
-    by_keys = dict_index(search_space(space))
+    dict_of = dict_index(search_space(space))
     splits = np.array([results[f"split{k}_test_score"] for k in range(3)])
     return {
         "dataset": dataset,
@@ -320,7 +338,7 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
         "best_family": params[search.best_index_]["classifier"],
         "scores": [float(s) for s in results["mean_test_score"]],
         "families": [c["classifier"] for c in params],
-        "dicts": [by_keys[frozenset(c)] for c in params],
+        "dicts": [dict_of(c) for c in params],
         "failed": int(np.sum(np.any(splits == 0.0, axis=0))),  # a fold at error_score
         "seconds": seconds,
     }
