@@ -179,8 +179,8 @@ def dict_index(dicts: list[dict[str, Any]]) -> Callable[[dict[str, Any]], int]:
         fixed = {k: v[0] for k, v in d.items() if isinstance(v, list) and len(v) == 1}
         by_names.setdefault(frozenset(d), []).append((fixed, i))
     for group in by_names.values():
-        keys = [tuple(sorted(fixed.items(), key=str)) for fixed, _ in group]
-        assert len(set(keys)) == len(keys), "two dicts have the same parameters and values"
+        keys = {frozenset(fixed.items()) for fixed, _ in group}
+        assert len(keys) == len(group), "two dicts have the same parameters and values"
 
     def position(params: dict[str, Any]) -> int:
         found = [
