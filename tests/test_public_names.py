@@ -202,6 +202,7 @@ PUBLIC_NAMES = {
         "CondBayesSearchCV",
         "DEFAULT_SAMPLER_OPTIONS",
         "MANY_DICTS",
+        "MANY_DICTS_LOCAL_SEARCH_RADIUS",
         "MANY_DICTS_PATIENCE",
         "PRIORS",
         "default_sampler_options",

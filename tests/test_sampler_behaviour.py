@@ -252,6 +252,9 @@ def test_reseed_rng_changes_the_stream(make_sampler) -> None:
         ({"constraints_func": 3}, "constraints_func"),
         ({"max_model_trials": 1}, "max_model_trials"),
         ({"max_model_trials": 2.5}, "max_model_trials"),
+        ({"local_search_radius": 0.0}, "local_search_radius"),
+        ({"local_search_radius": 1.5}, "local_search_radius"),
+        ({"local_search_radius": "0.1"}, "local_search_radius"),
     ],
 )
 def test_bad_arguments_name_the_parameter(sampler_class, kwargs, name) -> None:

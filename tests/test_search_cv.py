@@ -31,6 +31,7 @@ from condsamplers.sklearn.search import (
     BRANCH_PARAM,
     DEFAULT_SAMPLER_OPTIONS,
     MANY_DICTS,
+    MANY_DICTS_LOCAL_SEARCH_RADIUS,
     MANY_DICTS_PATIENCE,
     default_sampler_options,
     translate_search_spaces,
@@ -293,11 +294,20 @@ def test_the_default_sampler_gives_each_dict_a_level_and_patience_only_when_ther
     search = CondBayesSearchCV(LogisticRegression(), space, n_iter=12, cv=2, random_state=0)
     study = search.fit(X, y).study_
     many = n_dicts > MANY_DICTS
-    patience = {"path_patience": MANY_DICTS_PATIENCE} if many else {}
+    patience = (
+        {
+            "path_patience": MANY_DICTS_PATIENCE,
+            "local_search_radius": MANY_DICTS_LOCAL_SEARCH_RADIUS,
+        }
+        if many
+        else {}
+    )
     expected = {**DEFAULT_SAMPLER_OPTIONS, "independent": not many, **patience}
     assert default_sampler_options(n_dicts) == expected
     assert study.sampler._independent is not many
     assert study.sampler._settings.path_patience == (MANY_DICTS_PATIENCE if many else None)
+    radius = MANY_DICTS_LOCAL_SEARCH_RADIUS if many else 1.0
+    assert study.sampler._settings.local_search_radius == radius
     # the two candidates after the ten random ones are the model's, and new configurations
     assert len({tuple(sorted(p.items())) for p in search.cv_results_["params"]}) == 12
 

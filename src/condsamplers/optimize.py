@@ -35,6 +35,12 @@ class OptimizerSettings:
         min_candidates_per_path: floor on the candidates of each path.
         n_local_search: starts of the gradient-based local search.
         local_search_max_iter: L-BFGS-B iterations of the (joint) local search.
+        local_search_radius: how far (in the unit cube, per column) the local search may move
+            a start: L-BFGS-B's bounds are ``[max(0, x0 - r), min(1, x0 + r)]``. ``1.0``
+            (default): the whole cube. A small radius keeps the local search a refinement
+            of its start, so the acquisition's winner stays near the quasi-random candidate
+            that found it instead of running to a corner of the cube (docs/search_cv.md
+            sec. 8: the default of ``CondBayesSearchCV`` on many dicts).
         two_step: Jenatton et al.'s two-step acquisition (sec. 3.2): choose one path by the
             path EI of eq. 6 first, then maximise EI on that path only. Needs a model with a
             path posterior (:class:`~condsamplers.models.tree_gp.TreeGP`); otherwise, and when
@@ -79,6 +85,7 @@ class OptimizerSettings:
     min_candidates_per_path: int = 16
     n_local_search: int = 5
     local_search_max_iter: int = 100
+    local_search_radius: float = 1.0
     two_step: bool = False
     branch_draw: bool = False
     branch_rule: str = "thompson"
@@ -204,9 +211,10 @@ def local_search(
     active: np.ndarray,
     max_iter: int,
     fixed: FixedValues | None = None,
+    radius: float = 1.0,
 ) -> np.ndarray:
     """Jointly improve the rows of ``X0`` by L-BFGS-B on their free numerical columns (those
-    of ``fixed`` excepted).
+    of ``fixed`` excepted), each within ``radius`` of its start (and inside the unit cube).
 
     The rows are independent, so maximising the sum of their acquisition values maximises each.
     """
@@ -237,7 +245,7 @@ def local_search(
         x0,
         jac=True,
         method="L-BFGS-B",
-        bounds=[(0.0, 1.0)] * len(x0),
+        bounds=[(max(0.0, v - radius), min(1.0, v + radius)) for v in x0],
         options={"maxiter": max_iter},
     )
     X = X0.copy()
@@ -327,7 +335,13 @@ def select_path(
         return paths[0]
     X0, active0 = np.array(best_X), np.array(best_active)
     improved = local_search(
-        path_acquisition, space, X0, active0, settings.local_search_max_iter, fixed
+        path_acquisition,
+        space,
+        X0,
+        active0,
+        settings.local_search_max_iter,
+        fixed,
+        settings.local_search_radius,
     )
     improved = round_to_grid(space, improved)
     values = np.maximum(_evaluate(path_acquisition, improved, active0), best_values)
@@ -355,7 +369,13 @@ def maximize_acquisition(
         return X, active, values
     starts = _local_search_starts(space, X, active, values, settings.n_local_search)
     improved = local_search(
-        acquisition, space, X[starts], active[starts], settings.local_search_max_iter, fixed
+        acquisition,
+        space,
+        X[starts],
+        active[starts],
+        settings.local_search_max_iter,
+        fixed,
+        settings.local_search_radius,
     )
     improved = round_to_grid(space, improved)
     improved_values = _evaluate(acquisition, improved, active[starts])

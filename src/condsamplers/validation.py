@@ -40,6 +40,14 @@ def check_positive(name: str, value: object, owner: str = "", allow_zero: bool =
     return float(value)
 
 
+def check_fraction(name: str, value: object, owner: str = "") -> float:
+    """``value`` as a float in ``(0, 1]`` (ValueError naming the parameter otherwise)."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not 0.0 < float(value) <= 1.0:
+        raise ValueError(f"{_prefix(owner)}{name}={value!r} must be a number in (0, 1].")
+    return float(value)
+
+
 def check_finite(name: str, value: object, owner: str = "") -> float:
     """``value`` as a finite float (ValueError naming the parameter otherwise)."""
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)

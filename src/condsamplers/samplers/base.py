@@ -64,7 +64,13 @@ from condsamplers.samplers.proposals import (
     withdraw_proposal,
 )
 from condsamplers.space import ConditionalSpace, infer_space
-from condsamplers.validation import check_bool, check_choice, check_finite, check_int
+from condsamplers.validation import (
+    check_bool,
+    check_choice,
+    check_finite,
+    check_fraction,
+    check_int,
+)
 from condsamplers.warping import OUTPUT_WARPINGS
 
 _logger = get_logger(__name__)
@@ -172,6 +178,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             trial to one branch that has stopped paying (:mod:`condsamplers.path_patience`,
             eq. 1; the default of ``CondBayesSearchCV`` on more than 10 dicts, docs/search_cv.md
             sec. 8). Single-objective studies only; with several objectives it has no effect.
+        local_search_radius: in ``(0, 1]``: how far (in the unit cube, per parameter) the
+            gradient-based local search may move each of its starts. ``1.0`` (default): the
+            whole cube; ``CondBayesSearchCV`` uses 0.1 on more than 10 dicts (docs/search_cv.md
+            sec. 8).
     """
 
     #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
@@ -200,6 +210,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         intermediate_values: bool = True,
         cost_aware: bool = False,
         path_patience: int | None = None,
+        local_search_radius: float = 1.0,
     ) -> None:
         check_int("n_startup_trials", n_startup_trials, minimum=0)
         if path_patience is not None:
@@ -211,6 +222,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             output_warping = "none"  # the values are already the log of their gap to the bound
         check_int("n_candidates", n_candidates, minimum=1)
         check_int("n_local_search", n_local_search, minimum=1)
+        local_search_radius = check_fraction("local_search_radius", local_search_radius)
         check_int("n_restarts", n_restarts, minimum=0)
         check_int("n_fantasies", n_fantasies, minimum=0)
         if seed is not None:
@@ -241,6 +253,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             noise_penalty=self.noise_penalty,
             output_warping=output_warping,
             path_patience=path_patience,
+            local_search_radius=local_search_radius,
         )
         self._n_restarts = n_restarts
         self._intermediate_values = check_bool("intermediate_values", intermediate_values)

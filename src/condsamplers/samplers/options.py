@@ -34,3 +34,4 @@ class SamplerOptions(TypedDict, total=False):
     intermediate_values: bool
     cost_aware: bool
     path_patience: int | None
+    local_search_radius: float

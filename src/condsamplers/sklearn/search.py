@@ -109,17 +109,27 @@ MANY_DICTS = 10
 #: score last improved sits out the model's candidates until the best score improves again
 #: (``path_patience``, :mod:`condsamplers.path_patience`; docs/search_cv.md sec. 8).
 MANY_DICTS_PATIENCE = 5
+#: Above :data:`MANY_DICTS` dicts, the local search of the acquisition's optimiser moves each
+#: start at most this far (per parameter, in the unit cube; ``local_search_radius``,
+#: docs/search_cv.md sec. 8).
+MANY_DICTS_LOCAL_SEARCH_RADIUS = 0.1
 
 
 def default_sampler_options(n_dicts: int) -> dict[str, Any]:
     """The default ``TreeGPSampler``'s options for a search space of ``n_dicts`` dicts:
     :data:`DEFAULT_SAMPLER_OPTIONS`, and when ``n_dicts > MANY_DICTS``, ``independent=False``
     (the root's random linear weights ``z(x)^T c`` of the tree GP, Jenatton et al. 2017, eq. 1,
-    docs/design.md sec. 7, on the one-hot of the dict index: a level per dict) and
-    ``path_patience=MANY_DICTS_PATIENCE`` (:mod:`condsamplers.path_patience`, eq. 1)."""
+    docs/design.md sec. 7, on the one-hot of the dict index: a level per dict),
+    ``path_patience=MANY_DICTS_PATIENCE`` (:mod:`condsamplers.path_patience`, eq. 1) and
+    ``local_search_radius=MANY_DICTS_LOCAL_SEARCH_RADIUS``."""
     if n_dicts <= MANY_DICTS:
         return dict(DEFAULT_SAMPLER_OPTIONS)
-    return {**DEFAULT_SAMPLER_OPTIONS, "independent": False, "path_patience": MANY_DICTS_PATIENCE}
+    return {
+        **DEFAULT_SAMPLER_OPTIONS,
+        "independent": False,
+        "path_patience": MANY_DICTS_PATIENCE,
+        "local_search_radius": MANY_DICTS_LOCAL_SEARCH_RADIUS,
+    }
 
 
 # -- the estimator ---------------------------------------------------------------------------
@@ -171,7 +181,9 @@ class CondBayesSearchCV(BaseSearchCV):
             hold none or one trial after the random first candidates), and
             ``path_patience=5``: a dict that has had 5 candidates since the best score last
             improved sits out until the best score improves again, so that a search does not
-            spend its candidates on one dict's plateau.
+            spend its candidates on one dict's plateau, and ``local_search_radius=0.1``: the
+            acquisition's local search refines its quasi-random starts instead of running to
+            the edges of the space.
         scoring: as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric
             for multi-metric scoring with ``refit="name"``, the single score otherwise, and the
             first metric of ``scoring`` when several are scored and ``refit`` is ``False`` or
