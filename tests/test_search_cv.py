@@ -294,7 +294,7 @@ def test_the_default_sampler_gives_each_dict_a_level_and_patience_only_when_ther
     search = CondBayesSearchCV(LogisticRegression(), space, n_iter=12, cv=2, random_state=0)
     study = search.fit(X, y).study_
     many = n_dicts > MANY_DICTS
-    patience = (
+    many_dicts_options = (
         {
             "path_patience": MANY_DICTS_PATIENCE,
             "local_search_radius": MANY_DICTS_LOCAL_SEARCH_RADIUS,
@@ -302,7 +302,7 @@ def test_the_default_sampler_gives_each_dict_a_level_and_patience_only_when_ther
         if many
         else {}
     )
-    expected = {**DEFAULT_SAMPLER_OPTIONS, "independent": not many, **patience}
+    expected = {**DEFAULT_SAMPLER_OPTIONS, "independent": not many, **many_dicts_options}
     assert default_sampler_options(n_dicts) == expected
     assert study.sampler._independent is not many
     assert study.sampler._settings.path_patience == (MANY_DICTS_PATIENCE if many else None)

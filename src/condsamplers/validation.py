@@ -23,6 +23,11 @@ def is_integer(value: object) -> bool:
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
+def _is_real_number(value: object) -> bool:
+    """Whether ``value`` is a Python or NumPy int or float, ``True`` and ``False`` not counted."""
+    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+
+
 def check_int(name: str, value: object, minimum: int, owner: str = "") -> int:
     """``value`` as an int ``>= minimum`` (ValueError naming the parameter otherwise)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
@@ -42,7 +47,7 @@ def check_positive(name: str, value: object, owner: str = "", allow_zero: bool =
 
 def check_fraction(name: str, value: object, owner: str = "") -> float:
     """``value`` as a float in ``(0, 1]`` (ValueError naming the parameter otherwise)."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    ok = _is_real_number(value)
     if not ok or not 0.0 < float(value) <= 1.0:
         raise ValueError(f"{_prefix(owner)}{name}={value!r} must be a number in (0, 1].")
     return float(value)
@@ -50,7 +55,7 @@ def check_fraction(name: str, value: object, owner: str = "") -> float:
 
 def check_finite(name: str, value: object, owner: str = "") -> float:
     """``value`` as a finite float (ValueError naming the parameter otherwise)."""
-    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    ok = _is_real_number(value)
     if not ok or not math.isfinite(float(value)):
         raise ValueError(f"{_prefix(owner)}{name}={value!r} must be a finite number.")
     return float(value)
