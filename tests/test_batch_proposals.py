@@ -31,6 +31,7 @@ from condsamplers.samplers.base import MAX_RACE_RETRIES, ConditionalSampler
 from condsamplers.samplers.proposals import (
     PROPOSAL_ATTR,
     encode_pending,
+    first_new_configuration,
     params_key,
     read_proposal,
 )
@@ -339,17 +340,38 @@ def test_first_new_refuses_another_running_trials_recorded_proposal() -> None:
     space = sampler.conditional_space(study)
     X, A = zip(*(space.encode_trial(p, dists) for p in (claimed, free)), strict=True)
     new = study._storage.get_trial(study.ask()._trial_id)
-    chosen = sampler._first_new(space, np.stack(X), np.stack(A), study, new)
+    chosen = first_new_configuration(space, np.stack(X), np.stack(A), study, new)
     assert chosen is not None and chosen.params == pytest.approx(free)
     assert not chosen.repeats_pending
     # Only the claimed candidate left (an exhausted space): it is returned, marked as a repeat.
-    repeat = sampler._first_new(space, np.stack(X[:1]), np.stack(A[:1]), study, new)
+    repeat = first_new_configuration(space, np.stack(X[:1]), np.stack(A[:1]), study, new)
     assert repeat is not None and repeat.repeats_pending
     assert repeat.params == pytest.approx(claimed)
     # A candidate that repeats a COMPLETE trial is never returned.
     done = study.trials[0]
     x, a = space.encode_trial(done.params, done.distributions)
-    assert sampler._first_new(space, x[None], a[None], study, new) is None
+    assert first_new_configuration(space, x[None], a[None], study, new) is None
+
+
+def test_a_claim_that_holds_more_than_the_candidate_is_refused() -> None:
+    """Another open trial's claim holds the candidate's values and one more (``y``, proposed
+    from an older tree in which ``y`` did not depend on ``kind``): evaluating the candidate
+    would repeat that trial, so it is refused, by the step and by the re-reading of rivals."""
+    sampler = condsamplers.ArcGPSampler(seed=3, n_startup_trials=N_STARTUP, **FAST)
+    study = history(sampler)
+    n_dist = IntDistribution(1, 4)
+    candidate = {"kind": "b", "x": 1.0, "n": 4}
+    free = {"kind": "b", "x": 1.0, "n": 3}
+    other = study.ask()
+    claim, dists = {**candidate, "y": 1.0}, {"kind": KIND, "x": X_DIST, "y": Y_DIST, "n": n_dist}
+    study._storage.set_trial_system_attr(other._trial_id, PROPOSAL_ATTR, _record(claim, dists))
+    space = sampler.conditional_space(study)
+    X, A = zip(*(space.encode_trial(p, dists) for p in (candidate, free)), strict=True)
+    new = study._storage.get_trial(study.ask()._trial_id)
+    chosen = first_new_configuration(space, np.stack(X), np.stack(A), study, new)
+    assert chosen is not None and chosen.params == free and not chosen.repeats_pending
+    assert proposals.rival_trial(study, new, candidate) == other.number
+    assert proposals.rival_trial(study, new, free) is None
 
 
 def test_copies_of_a_claimed_candidate_do_not_pass_for_an_exhausted_space() -> None:
@@ -368,7 +390,7 @@ def test_copies_of_a_claimed_candidate_do_not_pass_for_an_exhausted_space() -> N
     X = np.stack([x_corner] * 40 + [x_free])
     A = np.stack([a_corner] * 40 + [a_free])
     new = study._storage.get_trial(study.ask()._trial_id)
-    chosen = sampler._first_new(space, X, A, study, new)
+    chosen = first_new_configuration(space, X, A, study, new)
     assert chosen is not None and not chosen.repeats_pending
     assert chosen.params == pytest.approx(free)
 

@@ -11,11 +11,17 @@ import pickle
 import numpy as np
 import optuna
 import pytest
-from optuna.distributions import FloatDistribution
+from optuna.distributions import FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 
 from condsamplers import BOHAMIANNSampler, DNGOSampler
-from condsamplers.samplers.proposals import PROPOSAL_ATTR, params_key, read_proposal
+from condsamplers.samplers.proposals import (
+    PROPOSAL_ATTR,
+    Configuration,
+    params_key,
+    read_proposal,
+    record_proposal,
+)
 from condsamplers.warping import log_regret
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -171,6 +177,56 @@ def test_parameters_fixed_from_outside_condition_the_proposal(make_sampler, how:
         assert trial.params["k"] == "a"
         proposal = read_proposal(trial)
         assert proposal is not None and proposal.params == trial.params
+
+
+class _RecordingRandomSampler(optuna.samplers.RandomSampler):
+    """A random sampler that records the parameters it is asked for."""
+
+    def __init__(self, seed: int) -> None:
+        super().__init__(seed=seed)
+        self.asked: list[str] = []
+
+    def sample_independent(self, study, trial, param_name, param_distribution):  # type: ignore[no-untyped-def]
+        self.asked.append(param_name)
+        return super().sample_independent(study, trial, param_name, param_distribution)
+
+
+def test_a_parameter_the_proposal_lacks_is_proposed_clear_of_running_trials(
+    make_sampler,
+) -> None:
+    """A trial's recorded proposal lacks ``n``, which the tree knows (in threads the tree can
+    grow between a proposal and the trial's asking), and RUNNING trials hold every value of
+    ``n`` but 5 on the trial's branch: the model proposes ``n`` given the trial's values and
+    takes 5, the one value that duplicates no trial. A random draw would duplicate a RUNNING
+    trial with a chance of 7 in 10."""
+    independent = _RecordingRandomSampler(seed=0)
+    study = optuna.create_study(
+        sampler=make_sampler(n_startup_trials=4, independent_sampler=independent)
+    )
+    for params in (
+        {"k": "a", "x": 0.2},
+        {"k": "a", "x": 0.8},
+        {"k": "b", "n": 2},
+        {"k": "b", "n": 8},
+    ):
+        study.enqueue_trial(params)
+    study.optimize(_b_is_better, n_trials=4)
+    for n in (1, 3, 4, 6, 7, 9, 10):  # other workers' RUNNING trials
+        study.enqueue_trial({"k": "b", "n": n})
+        _b_is_better(study.ask())
+    study.enqueue_trial({"k": "b"})
+    trial = study.ask()
+    assert trial.suggest_categorical("k", ["a", "b"]) == "b"
+    frozen = next(t for t in study.get_trials(deepcopy=False) if t.number == trial.number)
+    k_distribution = frozen.distributions["k"]
+    record_proposal(study, frozen, Configuration({"k": "b"}, {"k": k_distribution}))
+    asked_before = len(independent.asked)
+    frozen = next(t for t in study.get_trials(deepcopy=False) if t.number == trial.number)
+    n = study.sampler.sample_independent(study, frozen, "n", IntDistribution(1, 10))
+    assert n == 5
+    assert independent.asked[asked_before:] == []
+    frozen = next(t for t in study.get_trials(deepcopy=False) if t.number == trial.number)
+    assert read_proposal(frozen).params == {"k": "b", "n": 5}
 
 
 def test_running_trials_are_not_proposed_again(make_sampler) -> None:

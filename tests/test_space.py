@@ -50,6 +50,16 @@ def test_describe_shows_exact_tree_of_a_model_selection_space() -> None:
     )
 
 
+def test_implies_active_follows_the_conditions_down_from_the_root() -> None:
+    space = infer_space(_random_study(_svm_or_forest, 40).trials)
+    assert space.implies_active({}, "model")  # a root parameter
+    assert space.implies_active({"model": "svc", "kernel": "poly"}, "degree")
+    assert not space.implies_active({"model": "svc", "kernel": "rbf"}, "degree")
+    assert not space.implies_active({"model": "forest", "kernel": "poly"}, "degree")  # ancestor
+    assert not space.implies_active({"model": "svc"}, "degree")  # its parent's value unknown
+    assert not space.implies_active({"model": "svc"}, "unknown")
+
+
 def _net(trial: optuna.Trial) -> float:
     depth = trial.suggest_int("depth", 0, 4)
     for i in range(1, depth + 1):

@@ -51,12 +51,10 @@ from condsamplers.samplers.optuna_storage import (
     whole_study,
 )
 from condsamplers.samplers.proposals import (
+    MAX_DUPLICATE_SKIPS,
     Configuration,
-    claims_of,
-    decode_configuration,
+    first_new_configuration,
     fits,
-    near_configuration,
-    params_key,
     read_proposal,
     record_proposal,
     rival_trial,
@@ -78,8 +76,6 @@ _logger = get_logger(__name__)
 #: How often a proposal that a concurrent worker's recorded proposal duplicates is redone
 #: before the trial goes to the independent sampler.
 MAX_RACE_RETRIES = 3
-#: How many ranked candidates are tried before giving up on avoiding a duplicate.
-_MAX_DUPLICATE_SKIPS = 32
 
 
 @contextlib.contextmanager
@@ -336,9 +332,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     ) -> Any:
         """A parameter the trial's proposal does not give. If the tree knows it and the trial
         has values the proposal did not expect (a parameter fixed by ``enqueue_trial`` or
-        ``PartialFixedSampler``, another branch than proposed), the model proposes again
-        given every value the trial holds (EI conditioned on them); otherwise (a startup trial,
-        a new parameter, nothing new to condition on) ``independent_sampler`` samples it."""
+        ``PartialFixedSampler``, another branch than proposed), or the proposal lacks this
+        parameter, the model proposes again given every value the trial holds (EI conditioned
+        on them); otherwise (a startup trial, a parameter new to the tree) ``independent_sampler``
+        samples it."""
         study = whole_study(study)
         complete = self._evaluated(study)
         n_complete = len(complete)
@@ -395,9 +392,19 @@ class ConditionalSampler(BaseSampler, abc.ABC):
     ) -> Any:
         """The value of ``name`` in the trial's proposal, proposed again given the trial's
         values when some of them are news to it (a value that differs from the proposal's, or
-        one of a parameter the proposal neither set nor was given); :data:`_NO_VALUE` if there
-        is none. A trial without a proposal (the model's step fell back to the independent
-        sampler) stays with the independent sampler."""
+        one of a parameter the proposal neither set nor was given), or given the trial's values
+        and the rest of its proposal when the proposal lacks ``name`` although the tree now
+        makes it active there (:meth:`~condsamplers.space.ConditionalSpace.implies_active`);
+        :data:`_NO_VALUE` if there is none. A trial without a proposal (the model's step fell
+        back to the independent sampler) stays with the independent sampler.
+
+        A proposal lacks such a parameter when the tree grew after it (in threads, a trial
+        completed in between) or when the trial's relative search space did not hold it: the
+        model then chooses the value, and the pending trials' claims keep it from duplicating
+        one of them, where a random draw of an integer or of a bound value could (two workers
+        on ``{kind: b, x: 1.0, n: 4}``). A parameter that the tree does not make active there
+        (the objective asks it outside the paths the tree knows) is the independent sampler's,
+        as before: the model would not propose it either."""
         recorded = read_proposal(trial)
         space = self.conditional_space(study)
         if recorded is None or all(node.name != name for node in space.nodes):
@@ -414,6 +421,14 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if news:
             recorded = self._propose_and_record(
                 study, trial, complete, space.search_space(), given
+            )
+        elif name not in recorded.params and space.implies_active(
+            {**recorded.params, **given}, name
+        ):
+            # Optuna still takes the proposal's other values from the trial's relative
+            # parameters, so they are given too: the new record is what the trial evaluates.
+            recorded = self._propose_and_record(
+                study, trial, complete, space.search_space(), {**recorded.params, **given}
             )
         if recorded is None or name not in recorded.params:
             return _NO_VALUE
@@ -515,7 +530,9 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             self._warm_start_of(proposal.model),
             proposal.warping,
         )
-        return self._first_new(space, proposal.X, proposal.active, study, trial)
+        configuration = first_new_configuration(space, proposal.X, proposal.active, study, trial)
+        self._log_duplicates(trial, configuration)
+        return configuration
 
     def _observations(
         self,
@@ -554,76 +571,22 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         rng = np.random.default_rng([len(data.y), 0 if self._seed is None else self._seed])
         return subsample_observations(data, cap, rng)
 
-    def _first_new(
-        self,
-        space: ConditionalSpace,
-        X: np.ndarray,
-        active: np.ndarray,
-        study: Study,
-        trial: FrozenTrial,
-    ) -> Configuration | None:
-        """The best of the first 32 distinct candidate configurations that no COMPLETE trial
-        has and no RUNNING trial has or was proposed (its recorded proposal), nor nearly has
-        (:func:`~condsamplers.samplers.proposals.near_configuration`: every float within 1e-6
-        of its range; several workers' local searches ending at one optimum).
-
-        A candidate repeats a COMPLETE trial when it gives every parameter of that trial the
-        trial's value, even if it also sets parameters the trial did not ask for: the objective
-        runs define-by-run, so with the same values it asks the same parameters again and never
-        reads the others (a parameter asked only beyond a float threshold, or one the objective
-        no longer asks, is in every proposal; docs/design.md sec. 2, unexplained nodes).
-
-        Candidates are counted after decoding, as configurations: several local searches may
-        end at the same point (a corner of the box), and 32 copies of a pending configuration
-        must not pass for an exhausted space. If each of the 32 repeats a trial, the space is
-        exhausted (a small discrete space, the rest of it pending): the best one that repeats
-        only a RUNNING trial is returned, marked ``repeats_pending``, since a random one would
-        repeat something too. If each repeats a COMPLETE trial, ``None``: the independent
-        sampler takes the trial.
-        """
-        others = [
-            t
-            for t in study.get_trials(
-                deepcopy=False,
-                states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING),
+    def _log_duplicates(self, trial: FrozenTrial, configuration: Configuration | None) -> None:
+        """Say when the step's best candidates all repeat trials
+        (:func:`~condsamplers.samplers.proposals.first_new_configuration`): ``None`` sends
+        the trial to the independent sampler; a repeat of a RUNNING trial is proposed."""
+        if configuration is None:
+            self._log_fallback(
+                logging.INFO, trial, f"the best {MAX_DUPLICATE_SKIPS} candidates repeat trials"
             )
-            if t.number != trial.number
-        ]
-        complete = [t.params for t in others if t.state != TrialState.RUNNING]
-        pending_claims = [
-            claim for t in others if t.state == TrialState.RUNNING for claim in claims_of(t)
-        ]
-        pending = {params_key(claim) for claim in pending_claims}
-        repeat = None
-        seen: set[tuple] = set()
-        for x, a in zip(X, active, strict=True):
-            configuration = decode_configuration(space, x, a)
-            key = params_key(configuration.params)
-            if key in seen:
-                continue
-            seen.add(key)
-            if len(seen) > _MAX_DUPLICATE_SKIPS:
-                break
-            if any(_repeats(configuration.params, done) for done in complete):
-                continue
-            if key not in pending and not any(
-                near_configuration(configuration, claim) for claim in pending_claims
-            ):
-                return configuration
-            repeat = repeat or dataclasses.replace(configuration, repeats_pending=True)
-        if repeat is not None:
+        elif configuration.repeats_pending:
             _logger.info(
                 "%s: the best %d candidates for trial %d repeat existing or pending trials; "
                 "it repeats a RUNNING trial's configuration.",
                 type(self).__name__,
-                _MAX_DUPLICATE_SKIPS,
+                MAX_DUPLICATE_SKIPS,
                 trial.number,
             )
-            return repeat
-        self._log_fallback(
-            logging.INFO, trial, f"the best {_MAX_DUPLICATE_SKIPS} candidates repeat trials"
-        )
-        return None
 
     def _log_fallback(self, level: int, trial: FrozenTrial, reason: str) -> None:
         """Say why a trial's parameters go to the independent sampler."""
@@ -646,12 +609,3 @@ def _given(trial: FrozenTrial) -> dict[str, Any]:
     (``fixed_params``) and those it has already suggested (which win)."""
     fixed = trial.system_attrs.get("fixed_params")
     return {**(fixed if isinstance(fixed, dict) else {}), **trial.params}
-
-
-def _repeats(candidate: dict[str, Any], trial_params: dict[str, Any]) -> bool:
-    """Whether ``candidate`` gives every parameter of a finished trial that trial's value
-    (a define-by-run objective then evaluates the trial again)."""
-    return all(
-        name in candidate and same_value(candidate[name], value)
-        for name, value in trial_params.items()
-    )

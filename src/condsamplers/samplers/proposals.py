@@ -154,13 +154,35 @@ def claims_of(trial: FrozenTrial) -> list[dict[str, Any]]:
 
 
 def rival_trial(study: Study, trial: FrozenTrial, params: dict[str, Any]) -> int | None:
-    """Number of another COMPLETE or RUNNING trial that claims ``params`` (re-read from the
-    storage), or ``None``."""
-    key = params_key(params)
+    """Number of another COMPLETE or RUNNING trial that ``params`` repeats (re-read from the
+    storage; :func:`repeats_finished`, :func:`repeats_claims`), or ``None``."""
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
-        if t.number != trial.number and key in {params_key(c) for c in claims_of(t)}:
+        if t.number == trial.number:
+            continue
+        if (
+            repeats_claims(params, claims_of(t))
+            if t.state == TrialState.RUNNING
+            else repeats_finished(params, t.params)
+        ):
             return t.number
     return None
+
+
+def repeats_finished(params: Mapping[str, Any], trial_params: Mapping[str, Any]) -> bool:
+    """Whether evaluating ``params`` repeats a finished trial: ``params`` gives each of the
+    trial's parameters its value, even if it also sets parameters the trial did not ask for
+    (a define-by-run objective asks the same ones again and never reads the others; a
+    parameter asked only beyond a float threshold, or one the objective no longer asks, is in
+    every proposal: docs/design.md sec. 2, unexplained nodes)."""
+    return _gives_each(params, trial_params)
+
+
+def repeats_claims(params: Mapping[str, Any], claims: list[dict[str, Any]]) -> bool:
+    """Whether evaluating ``params`` repeats a RUNNING trial with these ``claims``
+    (:func:`claims_of`): one of them gives each parameter of ``params`` its value. A claim may
+    hold more (a proposal made from an older tree, in another thread), which the model cannot
+    tell apart."""
+    return any(_gives_each(claim, params) for claim in claims)
 
 
 def encode_pending(
@@ -254,3 +276,69 @@ def near_configuration(
         if abs(x - y) > share * max(high - low, 1e-300):
             return False
     return True
+
+
+#: How many ranked candidates are tried before giving up on avoiding a duplicate.
+MAX_DUPLICATE_SKIPS = 32
+
+
+def first_new_configuration(
+    space: ConditionalSpace,
+    X: np.ndarray,
+    active: np.ndarray,
+    study: Study,
+    trial: FrozenTrial,
+) -> Configuration | None:
+    """The best of the first 32 distinct candidate configurations that no COMPLETE trial
+    has and no RUNNING trial has or was proposed (its recorded proposal), nor nearly has
+    (:func:`near_configuration`: every float within 1e-6 of its range; several workers'
+    local searches ending at one optimum).
+
+    What repeats a finished or a RUNNING trial: :func:`repeats_finished`,
+    :func:`repeats_claims`.
+
+    Candidates are counted after decoding, as configurations: several local searches may
+    end at the same point (a corner of the box), and 32 copies of a pending configuration
+    must not pass for an exhausted space. If each of the 32 repeats a trial, the space is
+    exhausted (a small discrete space, the rest of it pending): the best one that repeats
+    only a RUNNING trial is returned, marked ``repeats_pending``, since a random one would
+    repeat something too. If each repeats a COMPLETE trial, ``None``: the independent
+    sampler takes the trial.
+    """
+    others = [
+        t
+        for t in study.get_trials(
+            deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+        )
+        if t.number != trial.number
+    ]
+    finished = [t.params for t in others if t.state != TrialState.RUNNING]
+    pending_claims = [
+        claim for t in others if t.state == TrialState.RUNNING for claim in claims_of(t)
+    ]
+    repeat = None
+    seen: set[tuple] = set()
+    for x, a in zip(X, active, strict=True):
+        configuration = decode_configuration(space, x, a)
+        key = params_key(configuration.params)
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > MAX_DUPLICATE_SKIPS:
+            break
+        params = configuration.params
+        if any(repeats_finished(params, done) for done in finished):
+            continue
+        if not repeats_claims(params, pending_claims) and not any(
+            near_configuration(configuration, claim) for claim in pending_claims
+        ):
+            return configuration
+        repeat = repeat or dataclasses.replace(configuration, repeats_pending=True)
+    return repeat
+
+
+def _gives_each(holder: Mapping[str, Any], params: Mapping[str, Any]) -> bool:
+    """Whether ``holder`` gives every parameter of ``params`` its value."""
+    return all(
+        name in holder and same_value(holder[name], value) for name, value in params.items()
+    )

@@ -312,6 +312,20 @@ class ConditionalSpace:
                 return node
         return None
 
+    def implies_active(self, params: Mapping[str, Any], name: str) -> bool:
+        """Whether the tree makes a node named ``name`` active under the values in ``params``:
+        a node with no condition, or one whose condition and each ancestor's hold there. An
+        unexplained node's activity is predicted from the trials, not implied: ``False``."""
+        for node in self.nodes:
+            if node.name != name or node.unexplained:
+                continue
+            current: ParamNode | None = node
+            while current is not None and _condition_met(self, current, params):
+                if current.condition is None:
+                    return True
+                current = self.nodes[self.index[current.condition.parent]]
+        return False
+
     def encode_trial(
         self, params: dict[str, Any], distributions: dict[str, BaseDistribution]
     ) -> tuple[np.ndarray, np.ndarray] | None:
