@@ -6,13 +6,13 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import optuna
 import pytest
-import torch
 from conftest import FAST_BY_SAMPLER
 from optuna.distributions import (
     CategoricalDistribution,
@@ -24,8 +24,6 @@ from optuna.trial import TrialState
 
 import condsamplers
 from benchmarks.batch_spread import blind, history, objective, smallest_distance
-from condsamplers.acquisition import believed_fantasy, make_log_mc_ei, sample_fantasies
-from condsamplers.models.gp import ExactGP
 from condsamplers.samplers import base, proposals
 from condsamplers.samplers.base import MAX_RACE_RETRIES, ConditionalSampler
 from condsamplers.samplers.proposals import (
@@ -35,7 +33,6 @@ from condsamplers.samplers.proposals import (
     params_key,
     read_proposal,
 )
-from condsamplers.space import FeatureSpec
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0)
@@ -317,6 +314,45 @@ def test_endless_races_fall_back_to_the_independent_sampler(
     assert set(trial.params) >= {"kind", "x"}
 
 
+def test_trials_completed_while_a_thread_waits_for_the_lock_are_learnt_from(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread's step waits for the sampler's lock (another thread proposes); a trial
+    completes meanwhile. Once the step holds the lock, its model learns from that trial too
+    (before, it was fitted to the trials of before the wait, and knew nothing at all there)."""
+    sampler = condsamplers.ArcGPSampler(seed=0, n_startup_trials=N_STARTUP, **FAST)
+    study = history(sampler)
+    learnt: list[int] = []
+    observations = ConditionalSampler._observations
+
+    def spy(self, study_, space, complete, trial):  # type: ignore[no-untyped-def]
+        learnt.append(len(complete))
+        return observations(self, study_, space, complete, trial)
+
+    monkeypatch.setattr(ConditionalSampler, "_observations", spy)
+    trial = study.ask()
+    frozen = study._storage.get_trial(trial._trial_id)
+    space = sampler.infer_relative_search_space(study, frozen)
+    results: list[dict[str, Any]] = []
+    with sampler._lock:  # another thread's step
+        waiting = threading.Thread(
+            target=lambda: results.append(sampler.sample_relative(study, frozen, space))
+        )
+        waiting.start()
+        waiting.join(timeout=0.5)
+        assert waiting.is_alive(), "the step must wait for the lock"
+        study.add_trial(
+            optuna.trial.create_trial(
+                params={"kind": "a", "x": 0.3, "y": 0.5},
+                distributions={"kind": KIND, "x": X_DIST, "y": Y_DIST},
+                value=0.0,
+            )
+        )
+    waiting.join()
+    assert results and results[0]
+    assert learnt == [13]
+
+
 def _record(params: dict[str, Any], distributions: dict[str, Any]) -> dict[str, Any]:
     return {
         "format": 1,
@@ -517,63 +553,6 @@ def test_n_fantasies_is_validated() -> None:
             condsamplers.ArcGPSampler(n_fantasies=bad)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="n_fantasies"):
             condsamplers.TreeGPSampler(n_fantasies=bad)  # type: ignore[arg-type]
-
-
-def _toy_gp() -> ExactGP:
-    X = np.array([[0.0], [0.3], [1.0]])
-    y = np.array([0.0, 1.0, 0.0])
-    model = ExactGP("matern", n_restarts=0, seed=0)
-    return model.fit(X, np.ones_like(X, dtype=bool), y, FeatureSpec.numerical(1))
-
-
-def test_fantasies_are_joint_samples() -> None:
-    """Sequential sampling gives the marginal at each pending point and their correlation:
-    near-identical points get near-identical fantasies, distant ones independent ones."""
-    model = _toy_gp()
-    X_pending = np.array([[0.6], [0.61], [5.0]])
-    active = np.ones_like(X_pending, dtype=bool)
-    fantasies = sample_fantasies(model, X_pending, active, 300, 0.0, np.random.default_rng(0))
-    assert len(fantasies) == 300
-    samples = np.array([f.values for f in fantasies])
-    mean, var = model.predict(X_pending, active)
-    assert np.abs(samples.mean(0) - mean).max() < 4 * np.sqrt(var.max() / 300)
-    assert samples.var(0) == pytest.approx(var, rel=0.3)
-    correlation = np.corrcoef(samples.T)
-    assert correlation[0, 1] > 0.95
-    assert abs(correlation[0, 2]) < 0.25
-    # The incumbent of each fantasy includes the fantasised outcomes.
-    assert all(f.best == min(0.0, *s) for f, s in zip(fantasies, samples, strict=True))
-
-
-def test_kriging_believer_takes_a_believed_outcome_below_the_incumbent_as_incumbent() -> None:
-    """A pending point the model predicts below the incumbent is, in the believer's fantasy, an
-    observation there: the fantasy's incumbent is its believed value (as a Monte-Carlo
-    fantasy's is its sampled one), so EI next to it is not its predicted improvement again."""
-    model = _toy_gp()
-    below = np.array([[0.0], [1.0]])  # predicted ~0, the toy's minimum; incumbent 0.5 here
-    active = np.ones_like(below, dtype=bool)
-    (fantasy,) = believed_fantasy(model, below, active, 0.5)
-    mean = model.predict(below, active)[0]
-    assert fantasy.best == pytest.approx(float(mean.min())) and fantasy.best < 0.5
-    assert fantasy.values == pytest.approx(tuple(mean))
-    above = np.array([[0.3]])  # predicted ~1: the incumbent stays
-    (fantasy,) = believed_fantasy(model, above, np.array([[True]]), 0.5)
-    assert fantasy.best == 0.5
-
-
-def test_mc_ei_averages_ei_over_fantasies() -> None:
-    model = _toy_gp()
-    X_pending, active = np.array([[0.6]]), np.array([[True]])
-    fantasies = sample_fantasies(model, X_pending, active, 5, 0.0, np.random.default_rng(1))
-    X = torch.linspace(0, 1, 7, dtype=torch.float64)[:, None]
-    A = torch.ones_like(X, dtype=torch.bool)
-    log_mc = make_log_mc_ei(fantasies)(X, A)
-    singles = torch.stack([make_log_mc_ei([f])(X, A) for f in fantasies])
-    expected = torch.log(torch.exp(singles).mean(0))
-    assert torch.allclose(log_mc, expected, atol=1e-10)
-    # No pending point: the plain log-EI of the model.
-    (only,) = sample_fantasies(model, X_pending[:0], active[:0], 5, 0.0, np.random.default_rng(1))
-    assert only.model is model
 
 
 def test_a_configuration_within_the_resolution_of_a_pending_one_is_near() -> None:

@@ -314,6 +314,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if len(complete) < max(self._n_startup_trials, 1):
             return {}
         with self._lock, _single_threaded():
+            complete = self._evaluated(study)  # with the trials completed while this waited
             proposal = retrying_storage_errors(
                 lambda: self._propose_and_record(
                     study, trial, complete, search_space, _given(trial)
@@ -333,14 +334,19 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         """A parameter the trial's proposal does not give. If the tree knows it and the trial
         has values the proposal did not expect (a parameter fixed by ``enqueue_trial`` or
         ``PartialFixedSampler``, another branch than proposed), or the proposal lacks this
-        parameter, the model proposes again given every value the trial holds (EI conditioned
-        on them); otherwise (a startup trial, a parameter new to the tree) ``independent_sampler``
-        samples it."""
+        parameter although the tree now makes it active there, the model proposes again given
+        every value the trial holds (EI conditioned on them); otherwise (a startup trial, a
+        parameter new to the tree) ``independent_sampler`` samples it.
+
+        In threads the model learns from the trials as they are once this thread holds the
+        sampler's lock, so trials completed while it waited count (in ``sample_relative``
+        too)."""
         study = whole_study(study)
         complete = self._evaluated(study)
         n_complete = len(complete)
         if n_complete >= self._n_startup_trials and n_complete > 0:
             with self._lock, _single_threaded():
+                complete = self._evaluated(study)  # as in sample_relative
                 value = self._conditioned_value(study, trial, complete, param_name)
             if value is not _NO_VALUE and fits(param_distribution, value):
                 return value
