@@ -310,11 +310,10 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if not search_space:
             return {}
         study = whole_study(study)
-        complete = self._evaluated(study)
-        if len(complete) < max(self._n_startup_trials, 1):
-            return {}
         with self._lock, _single_threaded():
-            complete = self._evaluated(study)  # with the trials completed while this waited
+            complete = self._evaluated(study)  # read under the lock: see sample_independent
+            if len(complete) < max(self._n_startup_trials, 1):
+                return {}
             proposal = retrying_storage_errors(
                 lambda: self._propose_and_record(
                     study, trial, complete, search_space, _given(trial)
@@ -342,23 +341,21 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         sampler's lock, so trials completed while it waited count (in ``sample_relative``
         too)."""
         study = whole_study(study)
-        complete = self._evaluated(study)
-        n_complete = len(complete)
-        if n_complete >= self._n_startup_trials and n_complete > 0:
-            with self._lock, _single_threaded():
-                complete = self._evaluated(study)  # as in sample_relative
-                value = self._conditioned_value(study, trial, complete, param_name)
-            if value is not _NO_VALUE and fits(param_distribution, value):
-                return value
-            _logger.debug(
-                "%s: parameter %r of trial %d is outside the inferred tree (a new branch, or a "
-                "path the model did not predict); it is sampled by %s.",
-                type(self).__name__,
-                param_name,
-                trial.number,
-                type(self._independent_sampler).__name__,
-            )
         with self._lock:
+            complete = self._evaluated(study)
+            if len(complete) >= max(self._n_startup_trials, 1):
+                with _single_threaded():
+                    value = self._conditioned_value(study, trial, complete, param_name)
+                if value is not _NO_VALUE and fits(param_distribution, value):
+                    return value
+                _logger.debug(
+                    "%s: parameter %r of trial %d is outside the inferred tree (a new branch, "
+                    "or a path the model did not predict); it is sampled by %s.",
+                    type(self).__name__,
+                    param_name,
+                    trial.number,
+                    type(self._independent_sampler).__name__,
+                )
             return self._independent_sampler.sample_independent(
                 study, trial, param_name, param_distribution
             )
@@ -428,14 +425,14 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             recorded = self._propose_and_record(
                 study, trial, complete, space.search_space(), given
             )
-        elif name not in recorded.params and space.implies_active(
-            {**recorded.params, **given}, name
-        ):
+        elif name not in recorded.params:
             # Optuna still takes the proposal's other values from the trial's relative
             # parameters, so they are given too: the new record is what the trial evaluates.
-            recorded = self._propose_and_record(
-                study, trial, complete, space.search_space(), {**recorded.params, **given}
-            )
+            held = {**recorded.params, **given}
+            if space.implies_active(held, name):
+                recorded = self._propose_and_record(
+                    study, trial, complete, space.search_space(), held
+                )
         if recorded is None or name not in recorded.params:
             return _NO_VALUE
         return recorded.params[name]
