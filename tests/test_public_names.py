@@ -196,6 +196,15 @@ PUBLIC_NAMES = {
         "MIN_NOISE",
         "TreeGPRegressor",
     ],
+    "condsamplers.sklearn.default_sampler": [
+        "DEFAULT_SAMPLER_OPTIONS",
+        "MANY_DICTS",
+        "MANY_DICTS_LOCAL_SEARCH_RADIUS",
+        "MANY_DICTS_PATIENCE",
+        "default_sampler",
+        "default_sampler_options",
+        "sampler_seed",
+    ],
     "condsamplers.sklearn.score_bounds": ["named_score_bound", "objective_score_bound"],
     "condsamplers.sklearn.search": [
         "BRANCH_PARAM",

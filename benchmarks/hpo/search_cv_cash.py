@@ -80,7 +80,7 @@ from benchmarks.hpo.cash import DATASETS, TIME_LIMITS, classifier_space, load_da
 from benchmarks.hpo.cash_pipeline import fit_pipeline  # noqa: E402
 from benchmarks.hpo.spec import Param, active_params  # noqa: E402
 from benchmarks.hpo.time_limit import evaluate_within  # noqa: E402
-from condsamplers.sklearn.search import DEFAULT_SAMPLER_OPTIONS  # noqa: E402
+from condsamplers.sklearn.default_sampler import DEFAULT_SAMPLER_OPTIONS  # noqa: E402
 
 METHODS = ("CondBayesSearchCV", "RandomizedSearchCV")
 #: CondBayesSearchCV with another sampler (``--methods "CondBayesSearchCV[two_step]"``):

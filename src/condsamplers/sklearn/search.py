@@ -39,9 +39,7 @@ from sklearn.base import is_classifier
 from sklearn.model_selection import check_cv
 from sklearn.model_selection._search import BaseSearchCV
 from sklearn.pipeline import Pipeline
-from sklearn.utils import check_random_state
 
-from condsamplers.samplers.tree import TreeGPSampler
 from condsamplers.sklearn import batches as _batches
 from condsamplers.sklearn import pareto as _pareto
 from condsamplers.sklearn.batches import (
@@ -50,6 +48,15 @@ from condsamplers.sklearn.batches import (
     _tell,
     _warn_if_splits_vary,
     _warn_non_finite,
+)
+from condsamplers.sklearn.default_sampler import (
+    DEFAULT_SAMPLER_OPTIONS,
+    MANY_DICTS,
+    MANY_DICTS_LOCAL_SEARCH_RADIUS,
+    MANY_DICTS_PATIENCE,
+    default_sampler,
+    default_sampler_options,
+    sampler_seed,
 )
 from condsamplers.sklearn.resources import (
     N_SAMPLES,
@@ -78,58 +85,16 @@ from condsamplers.sklearn.study_hooks import (
 )
 from condsamplers.validation import check_int, is_integer
 
-__all__ = ["BRANCH_PARAM", "CondBayesSearchCV"]
-
-#: Settings of the default ``TreeGPSampler`` (docs/search_cv.md sec. 8). ``acquisition``:
-#: model selection needs branches valued by their best configuration, not their mean level.
-#: ``signal_variance``: one per branch, since the classifiers of a model selection differ in
-#: how much their scores vary. ``independent`` and ``offsets``: a search space's tree has one
-#: level (the branch choice, then each branch's own parameters), so the inner-node weights
-#: would only give each branch a level of its own, which a branch's few poor random trials
-#: then fix for the whole branch; instead the branches' GPs revert to one common constant.
-#: These are the options for at most :data:`MANY_DICTS` dicts; above it,
-#: :func:`default_sampler_options` adds the level per dict and the path patience.
-#: ``output_warping``: the scores are already fitted as the log of their gap to the best score
-#: possible (``objective_bound``), which is what this default was measured with.
-DEFAULT_SAMPLER_OPTIONS: dict[str, Any] = {
-    "acquisition": "joint",
-    "signal_variance": "leaf",
-    "independent": True,
-    "offsets": "shared",
-    "output_warping": "none",
-}
-
-#: Above this many dicts (the default sampler's random first candidates, ``n_startup_trials``)
-#: the default gives each dict a level of its own (``independent=False``): most dicts then hold
-#: none or one trial after the startup, and a dict whose one trial sits far below the common
-#: constant would otherwise get a large signal variance and draw the candidates to itself
-#: (docs/search_cv.md sec. 8).
-MANY_DICTS = 10
-#: Above :data:`MANY_DICTS` dicts, a dict that has had this many candidates since the best
-#: score last improved sits out the model's candidates until the best score improves again
-#: (``path_patience``, :mod:`condsamplers.path_patience`; docs/search_cv.md sec. 8).
-MANY_DICTS_PATIENCE = 5
-#: Above :data:`MANY_DICTS` dicts, the local search of the acquisition's optimiser moves each
-#: start at most this far (per parameter, in the unit cube; ``local_search_radius``,
-#: docs/search_cv.md sec. 8).
-MANY_DICTS_LOCAL_SEARCH_RADIUS = 0.1
-
-
-def default_sampler_options(n_dicts: int) -> dict[str, Any]:
-    """The default ``TreeGPSampler``'s options for a search space of ``n_dicts`` dicts:
-    :data:`DEFAULT_SAMPLER_OPTIONS`, and when ``n_dicts > MANY_DICTS``, ``independent=False``
-    (the root's random linear weights ``z(x)^T c`` of the tree GP, Jenatton et al. 2017, eq. 1,
-    docs/design.md sec. 7, on the one-hot of the dict index: a level per dict),
-    ``path_patience=MANY_DICTS_PATIENCE`` (:mod:`condsamplers.path_patience`, eq. 1) and
-    ``local_search_radius=MANY_DICTS_LOCAL_SEARCH_RADIUS``."""
-    if n_dicts <= MANY_DICTS:
-        return dict(DEFAULT_SAMPLER_OPTIONS)
-    return {
-        **DEFAULT_SAMPLER_OPTIONS,
-        "independent": False,
-        "path_patience": MANY_DICTS_PATIENCE,
-        "local_search_radius": MANY_DICTS_LOCAL_SEARCH_RADIUS,
-    }
+#: The default sampler's options are re-exported from :mod:`~.default_sampler`.
+__all__ = [
+    "BRANCH_PARAM",
+    "DEFAULT_SAMPLER_OPTIONS",
+    "MANY_DICTS",
+    "MANY_DICTS_LOCAL_SEARCH_RADIUS",
+    "MANY_DICTS_PATIENCE",
+    "CondBayesSearchCV",
+    "default_sampler_options",
+]
 
 
 # -- the estimator ---------------------------------------------------------------------------
@@ -401,18 +366,10 @@ class CondBayesSearchCV(BaseSearchCV):
 
     # -- the search ----------------------------------------------------------------------
     def _make_sampler(self) -> tuple[BaseSampler, int | None]:
-        random_state = self.random_state
-        if random_state is None:
-            seed = None
-        elif isinstance(random_state, numbers.Integral):
-            seed = int(random_state)
-        else:
-            seed = int(check_random_state(random_state).randint(2**31 - 1))
+        seed = sampler_seed(self.random_state)
         if self.sampler is None:
             bound = None if self._objectives else self._score_bound()
-            options = default_sampler_options(len(self._search_space.branches))
-            sampler = TreeGPSampler(seed=seed, objective_bound=bound, **options)
-            return sampler, seed
+            return default_sampler(seed, len(self._search_space.branches), bound), seed
         return copy.deepcopy(self.sampler), seed
 
     def _score_bound(self) -> float | None:
