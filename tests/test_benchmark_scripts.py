@@ -7,6 +7,7 @@ functions are used by test_batch_proposals.py.)"""
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import statistics
@@ -648,6 +649,38 @@ def test_cash_search_cv_report_counts_the_dicts_tried_after_the_first_candidates
     text = report(runs, ["iris"], ["a", "b"])
     assert re.search(r"^\| iris \| a \| 2 \| .* \| 1\.0 \(2 runs\) \| 1\.0 \|$", text, flags=re.M)
     assert re.search(r"^\| iris \| b \| 1 \| .* \| - \| 1\.0 \|$", text, flags=re.M)
+
+
+def test_cash_search_cv_runs_with_nan_error_score_are_kept_apart_and_reported() -> None:
+    """``--error-score nan``: a failed fold is ``NaN``, a run records its error score, runs
+    with another error score are not reused, and a ``NaN`` candidate score does not hide the
+    dataset's best score."""
+    from benchmarks.hpo.search_cv_cash import (
+        failed_folds,
+        report,
+        run_error_score,
+        same_error_score,
+    )
+
+    splits = np.array([[0.9, np.nan], [0.0, 0.8]])
+    assert failed_folds(splits, float("nan")).tolist() == [[False, True], [False, False]]
+    assert failed_folds(splits, 0.0).tolist() == [[False, False], [True, False]]
+    assert run_error_score({}) == 0.0 and math.isnan(run_error_score({"error_score": math.nan}))
+    assert same_error_score(math.nan, math.nan) and same_error_score(0.0, 0.0)
+    assert not same_error_score(math.nan, 0.0)
+    record = {
+        "dataset": "iris",
+        "method": "a",
+        "seed": 0,
+        "best_score": 0.96,
+        "best_family": "svc",
+        "scores": [math.nan, 0.96, 0.9],
+        "families": ["knn", "svc", "sgd"],
+        "seconds": 1.0,
+        "error_score": math.nan,
+    }
+    text = report([record], ["iris"], ["a"])
+    assert "best mean CV accuracy 0.9600, by svc" in text
 
 
 @pytest.mark.parametrize(

@@ -12,11 +12,13 @@ or on ``best_score_``), the default scoring (accuracy) and ``error_score=0.0``: 
 whose fit or prediction raises scores accuracy 0 on that fold, the worst value, in both
 searches (as the suite's ``evaluate`` scores a failing configuration worst; with
 CondBayesSearchCV's default ``np.nan`` it would be told as the worst finite score instead,
-while RandomizedSearchCV would rank it last: 0.0 treats both the same). Where the suite limits
-an evaluation's time (breast cancer, digits: :data:`benchmarks.hpo.cash.TIME_LIMITS`), one fit
-may take a third of it (:data:`FIT_TIME_LIMITS`, 20 s; ``CashClassifier(fit_seconds=...)``): a
-fit past it raises, so that fold scores ``error_score``, in both searches; a run records its
-limit, and runs under another limit are neither reused nor reported together.
+while RandomizedSearchCV would rank it last: 0.0 treats both the same; ``--error-score nan``
+runs both with their own default, and a run records a non-zero ``error_score``). Where the
+suite limits an evaluation's time (breast cancer, digits:
+:data:`benchmarks.hpo.cash.TIME_LIMITS`), one fit may take a third of it
+(:data:`FIT_TIME_LIMITS`, 20 s; ``CashClassifier(fit_seconds=...)``): a fit past it raises, so
+that fold scores ``error_score``, in both searches; a run records its limit, and runs under
+another limit are neither reused nor reported together.
 CondBayesSearchCV runs with its defaults.
 
 The space as a list of dicts (``--space``); *branching* parameters are those that are the parent
@@ -299,7 +301,9 @@ def variant_sampler(method: str, seed: int) -> Any:
     return TreeGPSampler(seed=seed, **{"objective_bound": 1.0, **options})
 
 
-def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> dict[str, Any]:
+def run_one(
+    dataset: str, method: str, seed: int, n_iter: int, space: str, error_score: float = 0.0
+) -> dict[str, Any]:
     """One search; its best CV score, every candidate's score and family, the wall time."""
     from sklearn.exceptions import ConvergenceWarning, FitFailedWarning
     from sklearn.model_selection import RandomizedSearchCV, StratifiedKFold
@@ -310,7 +314,7 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
     X, y = load_dataset(dataset)
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
     kwargs: dict[str, Any] = dict(
-        n_iter=n_iter, cv=cv, n_jobs=1, random_state=seed, refit=False, error_score=0.0
+        n_iter=n_iter, cv=cv, n_jobs=1, random_state=seed, refit=False, error_score=error_score
     )
     if method in VARIANT_METHODS:
         kwargs["sampler"] = variant_sampler(method, seed)
@@ -334,14 +338,30 @@ def run_one(dataset: str, method: str, seed: int, n_iter: int, space: str) -> di
         "n_iter": n_iter,
         "space": space,
         "fit_seconds": fit_seconds,
+        **({} if error_score == 0.0 else {"error_score": error_score}),
         "best_score": float(search.best_score_),
         "best_family": params[search.best_index_]["classifier"],
         "scores": [float(s) for s in results["mean_test_score"]],
         "families": [c["classifier"] for c in params],
         "dicts": [dict_of(c) for c in params],
-        "failed": int(np.sum(np.any(splits == 0.0, axis=0))),  # a fold at error_score
+        "failed": int(np.sum(np.any(failed_folds(splits, error_score), axis=0))),
         "seconds": seconds,
     }
+
+
+def failed_folds(splits: np.ndarray, error_score: float) -> np.ndarray:
+    """Which fold scores are ``error_score`` (a failed fit or prediction; ``NaN`` for NaN)."""
+    return np.isnan(splits) if math.isnan(error_score) else splits == error_score
+
+
+def same_error_score(a: float, b: float) -> bool:
+    """Equal error scores, ``NaN`` equal to ``NaN``."""
+    return (math.isnan(a) and math.isnan(b)) or a == b
+
+
+def run_error_score(run: dict[str, Any]) -> float:
+    """The ``error_score`` a recorded run was made with (0.0 when not recorded)."""
+    return float(run.get("error_score", 0.0))
 
 
 #: The candidates counted as a search's first ones by :func:`new_dicts`: CondBayesSearchCV's
@@ -376,7 +396,7 @@ def report(runs: list[dict[str, Any]], datasets: list[str], methods: list[str]) 
         if not mine:
             continue
         pairs = [(s, f) for r in mine for s, f in zip(r["scores"], r["families"], strict=True)]
-        best = max(s for s, _ in pairs)
+        best = max(s for s, _ in pairs if not math.isnan(s))  # NaN: a failed candidate
         top = {f for s, f in pairs if s >= best - 1e-12}
         notes.append(f"{dataset}: best mean CV accuracy {best:.4f}, by {', '.join(sorted(top))}")
         for method in methods:
@@ -414,6 +434,12 @@ def main() -> None:
         "--methods", nargs="+", choices=METHODS + VARIANT_METHODS, default=list(METHODS)
     )
     parser.add_argument("--space", choices=SPACES, default="patterns")
+    parser.add_argument(
+        "--error-score",
+        type=float,
+        default=0.0,
+        help="both searches' error_score (default 0.0; 'nan' is the searches' own default)",
+    )
     parser.add_argument("--out", type=Path, required=True, help="output folder")
     args = parser.parse_args()
 
@@ -430,13 +456,14 @@ def main() -> None:
     done = {
         (r["dataset"], r["method"], r["seed"], r["n_iter"], r["space"], r.get("fit_seconds"))
         for r in runs
+        if same_error_score(run_error_score(r), args.error_score)
     }
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     for dataset, seed, method in itertools.product(args.datasets, seeds, args.methods):
         key = (dataset, method, seed, args.n_iter, args.space, FIT_TIME_LIMITS.get(dataset))
         if key in done:
             continue
-        run = run_one(dataset, method, seed, args.n_iter, args.space)
+        run = run_one(dataset, method, seed, args.n_iter, args.space, args.error_score)
         print(
             f"{dataset} {method} seed {seed}: best_score_ {run['best_score']:.4f} "
             f"({run['best_family']}), {run['seconds']:.1f} s",
@@ -454,14 +481,15 @@ def main() -> None:
         and r["n_iter"] == args.n_iter
         and r["space"] == args.space
         and r.get("fit_seconds") == FIT_TIME_LIMITS.get(r["dataset"])
+        and same_error_score(run_error_score(r), args.error_score)
     ]
     command = "python -m benchmarks.hpo.search_cv_cash " + " ".join(map(shlex.quote, sys.argv[1:]))
     head = (
         f"Command: `{command}`\n\nCASH classification (any_preprocessing + any_classifier), "
         f"--space {args.space} ({len(search_space(args.space))} dicts), n_iter={args.n_iter}, "
-        f"3-fold stratified CV, error_score=0.0, seeds {seeds[0]}-{seeds[-1]}. Plateau runs: "
-        "best family not among the dataset's best-score families, and >= 8 of the last 10 "
-        "candidates in it.\n\n"
+        f"3-fold stratified CV, error_score={args.error_score}, seeds {seeds[0]}-{seeds[-1]}. "
+        "Plateau runs: best family not among the dataset's best-score families, and >= 8 of "
+        "the last 10 candidates in it.\n\n"
     )
     text = head + report(chosen, args.datasets, args.methods)
     (args.out / "search_cv_report.md").write_text(text)
