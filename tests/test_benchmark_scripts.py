@@ -652,9 +652,9 @@ def test_cash_search_cv_report_counts_the_dicts_tried_after_the_first_candidates
 
 
 def test_cash_search_cv_runs_with_nan_error_score_are_kept_apart_and_reported() -> None:
-    """``--error-score nan``: a failed fold is ``NaN``, a run records its error score, runs
-    with another error score are not reused, and a ``NaN`` candidate score does not hide the
-    dataset's best score."""
+    """``--error-score nan``: a failed fold is ``NaN``; a record without ``error_score`` was
+    made with 0.0, and ``NaN`` matches only ``NaN`` (how ``main`` keeps the runs of each error
+    score apart); a ``NaN`` candidate score does not hide the dataset's best score."""
     from benchmarks.hpo.search_cv_cash import (
         failed_folds,
         report,
@@ -663,7 +663,7 @@ def test_cash_search_cv_runs_with_nan_error_score_are_kept_apart_and_reported() 
     )
 
     splits = np.array([[0.9, np.nan], [0.0, 0.8]])
-    assert failed_folds(splits, float("nan")).tolist() == [[False, True], [False, False]]
+    assert failed_folds(splits, math.nan).tolist() == [[False, True], [False, False]]
     assert failed_folds(splits, 0.0).tolist() == [[False, False], [True, False]]
     assert run_error_score({}) == 0.0 and math.isnan(run_error_score({"error_score": math.nan}))
     assert same_error_score(math.nan, math.nan) and same_error_score(0.0, 0.0)
