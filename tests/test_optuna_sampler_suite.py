@@ -1,7 +1,8 @@
 """Optuna's own third-party sampler suite, run for every sampler of the library.
 
-Fast settings (few candidates, one restart) keep the ~130 tests per sampler to a few minutes;
-they exercise the same code paths as the defaults.
+Fast settings (few candidates, one restart, two fantasies of the running trials the suite leaves
+pending) keep the ~130 tests per sampler to a few minutes; they exercise the same code paths as
+the defaults.
 """
 
 from __future__ import annotations
@@ -28,12 +29,13 @@ from condsamplers import (
     TreeGPSampler,
 )
 
-FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0)
+FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0, n_fantasies=2)
 #: Test-sized networks and budgets for the neural samplers.
 FAST_DNGO = dict(FAST, hidden_sizes=(10, 10), n_epochs=30, n_epochs_warm=5, max_updates=60)
 FAST_BOHAMIANN = dict(
     n_candidates=64,
     n_local_search=2,
+    n_fantasies=2,
     hidden_sizes=(10, 10),
     n_burn_in=50,
     n_burn_in_warm=20,
