@@ -127,7 +127,7 @@ def _suggestions(seed: int) -> list[dict]:
         n_restarts=0,
     )
     study = optuna.create_study(sampler=sampler)
-    study.optimize(_conditional, n_trials=14)
+    study.optimize(_conditional, n_trials=10)
     return [t.params for t in study.trials]
 
 
