@@ -29,13 +29,13 @@ from condsamplers import (
     TreeGPSampler,
 )
 
-FAST = dict(n_candidates=64, n_local_search=2, n_restarts=0, n_fantasies=2)
+#: Acquisition settings every sampler takes; BOHAMIANN has no ``n_restarts``.
+FAST_ACQUISITION = dict(n_candidates=64, n_local_search=2, n_fantasies=2)
+FAST = dict(FAST_ACQUISITION, n_restarts=0)
 #: Test-sized networks and budgets for the neural samplers.
 FAST_DNGO = dict(FAST, hidden_sizes=(10, 10), n_epochs=30, n_epochs_warm=5, max_updates=60)
 FAST_BOHAMIANN = dict(
-    n_candidates=64,
-    n_local_search=2,
-    n_fantasies=2,
+    FAST_ACQUISITION,
     hidden_sizes=(10, 10),
     n_burn_in=50,
     n_burn_in_warm=20,
