@@ -17,7 +17,7 @@ Examples (from the repository root)::
     # suggestion time as one study grows to 500 trials
     python benchmarks/run.py --timing --samplers arcgp gp --timing-trials 500 --out docs/benchmarks
     # regenerate the Markdown report (and plots) from <out>/results.json; runs nothing
-    python benchmarks/run.py --out docs/benchmarks --markdown docs/benchmarks.md
+    python benchmarks/run.py --out docs/benchmarks --markdown docs/benchmarks/report.md
 
 Regret after trial ``t`` is the regret (true, noise-free value against the exact optimum) of the
 trial with the best *observed* value among trials ``0..t``.  Sampler time is measured by

@@ -19,7 +19,7 @@ docs/design.md sec. 5 for the measurements). With a noise-free objective ``tau^2
 the factor is 1 wherever EI is not already negligible. We keep the plug-in incumbent (below)
 rather than Huang et al.'s "effective best solution" (``min mu + s`` over the observed points): on
 ``branching_nested`` (20 seeds) the two gave 0.025 and 0.028, against 0.043 for plain EI
-(docs/benchmarks.md).
+(docs/benchmarks_history.md).
 
 Pending evaluations (running trials of parallel workers) enter in one of two ways:
 
