@@ -519,6 +519,38 @@ def test_median_odds_pairs_the_seeds_every_sampler_ran_and_the_later_record_wins
     assert "| a | 0.1 | 0.1 (2), 0.3 (1) |" in lines
 
 
+def test_median_odds_reads_search_cv_records_as_cv_errors_of_comparable_runs(
+    tmp_path: Path,
+) -> None:
+    import gzip
+
+    from benchmarks.hpo import median_odds
+
+    def run(method: str, seed: int, best: float, **extra: object) -> dict:
+        record = {"dataset": "iris", "method": method, "seed": seed, "n_iter": 30}
+        return {**record, "space": "patterns", "fit_seconds": None, "best_score": best, **extra}
+
+    old = [run("Cond", 0, 0.5), run("Cond", 1, 0.9)]  # seed 0 replaced below
+    new = [
+        run("Cond", 0, 0.97, variant="v"),  # pooled with "Cond" under one label
+        run("Rand", 0, 0.96),
+        run("Rand", 1, 0.98),
+        run("Rand", 2, 0.99),  # no run of the other label on seed 2
+        run("Cond", 2, 0.1, error_score=float("nan")),  # another error_score: not read
+        run("Cond", 2, 0.1, n_iter=60),  # another n_iter
+        run("Cond", 2, 0.1, space="families"),  # another list of dicts
+        run("Cond", 2, 0.1, fit_seconds=20.0),  # another fit time limit
+        {"method": "Cond", "seed": 2, "best_score": 0.1},  # issue 6's records: no dataset
+    ]
+    paths = [tmp_path / "old.jsonl.gz", tmp_path / "new.jsonl"]
+    paths[0].write_bytes(gzip.compress("\n".join(json.dumps(r) for r in old).encode()))
+    paths[1].write_text("\n".join(json.dumps(r) for r in new) + "\n")
+    errors = median_odds.search_cv_errors(paths, "iris", "patterns", ["c=Cond,Cond@v", "Rand"], 30)
+    assert errors.keys() == {"c", "Rand"}
+    assert errors["c"] == pytest.approx({0: 0.03, 1: 0.1})
+    assert errors["Rand"] == pytest.approx({0: 0.04, 1: 0.02})
+
+
 def test_the_regression_guard_refuses_a_job_count_below_one(capsys) -> None:
     from benchmarks import guard
 

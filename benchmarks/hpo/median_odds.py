@@ -15,11 +15,25 @@ Example::
         --records docs/benchmarks/hpo/runs.jsonl.gz \\
         docs/benchmarks/hpo/heldback_twentyfirst_session.jsonl.gz \\
         docs/benchmarks/hpo/heldback_twentysecond_session.jsonl.gz
+
+With ``--search-cv`` it reads the records of ``python -m benchmarks.hpo.search_cv_cash``
+(``search_cv_runs.jsonl`` or gzipped copies) instead: ``--task`` is a dataset, ``--space`` its
+list of dicts, and the best value of a run is ``1 - best_score_`` (the CV error of the best
+candidate), of the runs made with ``--n-iter`` candidates, ``error_score=0.0`` and the
+dataset's fit time limit, as ``search_cv_cash`` reports them. A run is named by its method, or
+``method@variant`` where it records a variant; ``LABEL=NAME,NAME`` pools runs of several names
+under one label (records of one search made under different names in different sessions)::
+
+    python -m benchmarks.hpo.median_odds --search-cv --task iris --space patterns \\
+        --samplers default=CondBayesSearchCV@local_search_0.1,CondBayesSearchCV \\
+        random=RandomizedSearchCV,RandomizedSearchCV@default --records <files>
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
+import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.hpo.pairings import read_runs
+from benchmarks.hpo.search_cv_cash import FIT_TIME_LIMITS
 
 
 def best_values(files: Sequence[Path], task: str, samplers: Sequence[str]) -> dict[str, dict]:
@@ -35,11 +50,50 @@ def best_values(files: Sequence[Path], task: str, samplers: Sequence[str]) -> di
     best: dict[str, dict[int, float]] = {s: {} for s in samplers}
     for run in read_runs(files, task, samplers):
         best[run["sampler"]][run["seed"]] = min(run["values"])
+    return on_common_seeds(best)
+
+
+def on_common_seeds(best: dict[str, dict[int, float]]) -> dict[str, dict[int, float]]:
+    """``best`` restricted to the seeds every sampler has."""
     common = set.intersection(*(set(by_seed) for by_seed in best.values()))
     return {
         s: {seed: v for seed, v in by_seed.items() if seed in common}
         for s, by_seed in best.items()
     }
+
+
+def search_cv_labels(specs: Sequence[str]) -> dict[str, set[str]]:
+    """``{label: run names}`` from ``NAME`` or ``LABEL=NAME,NAME`` (module docstring)."""
+    labels = {}
+    for spec in specs:
+        label, _, names = spec.partition("=")
+        labels[label] = set(names.split(",")) if names else {label}
+    return labels
+
+
+def search_cv_errors(
+    files: Sequence[Path], dataset: str, space: str, specs: Sequence[str], n_iter: int
+) -> dict[str, dict[int, float]]:
+    """``{label: {random_state: 1 - best_score_}}`` of ``search_cv_cash`` records of
+    ``dataset`` on ``space`` with ``n_iter`` candidates, ``error_score=0.0`` and the dataset's
+    fit time limit (the later file's run wins), on the random_states every label ran."""
+    labels = search_cv_labels(specs)
+    best: dict[str, dict[int, float]] = {label: {} for label in labels}
+    limit = FIT_TIME_LIMITS.get(dataset)
+    for path in files:
+        data = path.read_bytes()
+        text = gzip.decompress(data).decode() if path.suffix == ".gz" else data.decode()
+        for line in filter(str.strip, text.splitlines()):
+            run = json.loads(line)
+            keys = ("dataset", "space", "n_iter", "fit_seconds")
+            same = tuple(run.get(key) for key in keys)
+            if same != (dataset, space, n_iter, limit) or run.get("error_score", 0.0) != 0.0:
+                continue
+            name = run["method"] + (f"@{run['variant']}" if run.get("variant") else "")
+            for label, names in labels.items():
+                if name in names:
+                    best[label][run["seed"]] = 1.0 - run["best_score"]
+    return on_common_seeds(best)
 
 
 def median_odds(
@@ -83,17 +137,25 @@ def report(best: dict[str, dict], block: int, draws: int, seed: int) -> list[str
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--task", required=True)
+    parser.add_argument("--task", required=True, help="a task, or with --search-cv a dataset")
     parser.add_argument("--samplers", nargs="+", required=True, help="the first is compared")
     parser.add_argument("--records", nargs="+", type=Path, required=True)
+    parser.add_argument(
+        "--search-cv", action="store_true", help="records of benchmarks.hpo.search_cv_cash"
+    )
+    parser.add_argument("--space", default="patterns", help="with --search-cv (patterns)")
+    parser.add_argument("--n-iter", type=int, default=30, help="with --search-cv (30)")
     parser.add_argument("--block", type=int, default=10, help="seeds per block (10)")
     parser.add_argument("--draws", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if len(args.samplers) < 2:
         parser.error("--samplers: name at least two samplers (the first is compared)")
-    best = best_values(args.records, args.task, args.samplers)
-    if not best[args.samplers[0]]:
+    if args.search_cv:
+        best = search_cv_errors(args.records, args.task, args.space, args.samplers, args.n_iter)
+    else:
+        best = best_values(args.records, args.task, args.samplers)
+    if not next(iter(best.values())):
         parser.error(f"--records: no seed that every one of {args.samplers} ran on {args.task}")
     print("\n".join(report(best, args.block, args.draws, args.seed)))
 
