@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.hpo.pairings import read_runs
-from benchmarks.hpo.search_cv_cash import FIT_TIME_LIMITS
+from benchmarks.hpo.search_cv_cash import FIT_TIME_LIMITS, run_error_score, same_error_score
 
 
 def best_values(files: Sequence[Path], task: str, samplers: Sequence[str]) -> dict[str, dict]:
@@ -79,15 +79,16 @@ def search_cv_errors(
     fit time limit (the later file's run wins), on the random_states every label ran."""
     labels = search_cv_labels(specs)
     best: dict[str, dict[int, float]] = {label: {} for label in labels}
-    limit = FIT_TIME_LIMITS.get(dataset)
+    keys = ("dataset", "space", "n_iter", "fit_seconds")
+    wanted = (dataset, space, n_iter, FIT_TIME_LIMITS.get(dataset))
     for path in files:
         data = path.read_bytes()
         text = gzip.decompress(data).decode() if path.suffix == ".gz" else data.decode()
         for line in filter(str.strip, text.splitlines()):
             run = json.loads(line)
-            keys = ("dataset", "space", "n_iter", "fit_seconds")
-            same = tuple(run.get(key) for key in keys)
-            if same != (dataset, space, n_iter, limit) or run.get("error_score", 0.0) != 0.0:
+            if tuple(run.get(key) for key in keys) != wanted:
+                continue
+            if not same_error_score(run_error_score(run), 0.0):
                 continue
             name = run["method"] + (f"@{run['variant']}" if run.get("variant") else "")
             for label, names in labels.items():
