@@ -474,6 +474,9 @@ def test_pairings_counts_good_evaluations_and_each_samplers_trials_on_the_best_p
     path.write_bytes(gzip.compress("\n".join(json.dumps(r) for r in records).encode()))
     runs = pairings.read_runs([path], "t", ["a", "b"])
     assert len(runs) == 2
+    plain = tmp_path / "runs.jsonl"  # as the suite writes it: read alike
+    plain.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    assert pairings.read_runs([plain], "t", ["a", "b"]) == runs
     rows, best = pairings.pairing_table(runs, good=0.015)
     assert best == ("norm", "knn")
     assert rows[2] == "| norm + knn | 2 | 0.015 | 1 (50%) |"

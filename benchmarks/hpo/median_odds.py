@@ -1,14 +1,14 @@
 """How often one sampler's median beats another's on a block of seeds, from recorded runs.
 
-The suite's bars compare medians over 10 seeds. On a task whose best values take a few
-levels (one error more or less in 150), that comparison can turn on one seed. This script
-reads recorded runs (``runs.jsonl.gz`` files of ``python -m benchmarks.hpo``; where two files
-hold a run of the same sampler and seed, the later file's wins, so list older records first),
-keeps the seeds every named sampler ran, and draws blocks of ``--block`` of those seeds with
-replacement (the same seeds for every sampler, as the suite pairs them). For the first sampler
-against each other one it prints the share of blocks where its median best value is lower
-(better), equal and higher (a paired bootstrap of the median difference; Efron and Tibshirani
-1993, ch. 6).
+The suite's bars compare medians over 10 seeds. On a task whose best values take a few levels
+(one error more or less in 150), that comparison can turn on one seed. This script reads
+recorded runs (``runs.jsonl`` files of ``python -m benchmarks.hpo``, or gzipped copies; where
+two files hold a run of the same sampler and seed, the later file's wins, so list older records
+first), keeps the seeds every named sampler ran, and draws blocks of ``--block`` of those seeds
+with replacement (the same seeds for every sampler, as the suite pairs them). For the first
+sampler against each other one it prints the share of blocks where its median best value is
+lower (better), equal and higher (a paired bootstrap of the median difference; Efron and
+Tibshirani 1993, ch. 6).
 Example::
 
     python -m benchmarks.hpo.median_odds --task cash_iris --samplers treegp tpe \\
@@ -32,15 +32,13 @@ under one label (records of one search made under different names in different s
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks.hpo.pairings import read_runs
+from benchmarks.hpo.pairings import read_records, read_runs
 from benchmarks.hpo.search_cv_cash import FIT_TIME_LIMITS, run_error_score, same_error_score
 
 
@@ -82,10 +80,7 @@ def search_cv_errors(
     keys = ("dataset", "space", "n_iter", "fit_seconds")
     wanted = (dataset, space, n_iter, FIT_TIME_LIMITS.get(dataset))
     for path in files:
-        data = path.read_bytes()
-        text = gzip.decompress(data).decode() if path.suffix == ".gz" else data.decode()
-        for line in filter(str.strip, text.splitlines()):
-            run = json.loads(line)
+        for run in read_records(path):
             if tuple(run.get(key) for key in keys) != wanted:
                 continue
             if not same_error_score(run_error_score(run), 0.0):

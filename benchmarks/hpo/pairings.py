@@ -1,10 +1,10 @@
 """Where a CASH task's good configurations are, and where each sampler spent its trials.
 
-Reads recorded runs (``runs.jsonl.gz`` files of ``python -m benchmarks.hpo``), groups every
-evaluation by its (preprocessing, classifier) pairing and prints two tables: per pairing, how
-many evaluations (all samplers, all seeds) reach ``--good`` or better; per sampler, how many of
-its model-based trials (after the startup trials) went to the pairing that holds most good
-evaluations, and how many of its runs reach ``--good``. Example::
+Reads recorded runs (``runs.jsonl`` files of ``python -m benchmarks.hpo``, or their gzipped
+copies), groups every evaluation by its (preprocessing, classifier) pairing and prints two
+tables: per pairing, how many evaluations (all samplers, all seeds) reach ``--good`` or better;
+per sampler, how many of its model-based trials (after the startup trials) went to the pairing
+that holds most good evaluations, and how many of its runs reach ``--good``. Example::
 
     python -m benchmarks.hpo.pairings --task cash_iris --good 0.0134 \\
         --samplers treegp tpe tpe_mv random --records docs/benchmarks/hpo/runs.jsonl.gz \\
@@ -28,13 +28,21 @@ from benchmarks.hpo.peers import N_STARTUP
 Pairing = tuple[str, str]
 
 
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The JSON lines of a record file, as a benchmark writes it (``runs.jsonl``) or as
+    docs/benchmarks/hpo keeps it (gzipped, ``runs.jsonl.gz``): told apart by gzip's magic
+    bytes, not by the name."""
+    data = path.read_bytes()
+    text = gzip.decompress(data).decode() if data[:2] == b"\x1f\x8b" else data.decode()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def read_runs(files: Sequence[Path], task: str, samplers: Sequence[str]) -> list[dict[str, Any]]:
     """The runs of ``task`` by ``samplers`` in ``files`` (the last record of a sampler and seed
     wins)."""
     runs: dict[tuple[str, int], dict[str, Any]] = {}
     for path in files:
-        for line in gzip.decompress(path.read_bytes()).decode().splitlines():
-            record = json.loads(line) if line.strip() else {}
+        for record in read_records(path):
             if record.get("task") == task and record.get("sampler") in samplers:
                 runs[(record["sampler"], record["seed"])] = record
     return list(runs.values())
