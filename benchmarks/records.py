@@ -4,6 +4,7 @@ parallel processes, appended as they finish (so an interrupted benchmark resumes
 from __future__ import annotations
 
 import concurrent.futures
+import gzip
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -12,11 +13,18 @@ from typing import Any
 Record = dict[str, Any]
 
 
+def read_records(path: Path) -> list[Record]:
+    """The JSON lines of a record file, as a benchmark writes it (``runs.jsonl``) or as
+    docs/benchmarks keeps it (gzipped, ``runs.jsonl.gz``): told apart by gzip's magic bytes,
+    not by the name."""
+    data = path.read_bytes()
+    text = gzip.decompress(data).decode() if data[:2] == b"\x1f\x8b" else data.decode()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def load_records(path: Path) -> list[Record]:
     """The records of ``path`` (none if it does not exist)."""
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    return read_records(path) if path.exists() else []
 
 
 def run_missing(

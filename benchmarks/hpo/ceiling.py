@@ -57,6 +57,7 @@ from typing import Any  # noqa: E402
 from benchmarks.hpo import pairings  # noqa: E402
 from benchmarks.hpo.spec import Config, Task, suggest  # noqa: E402
 from benchmarks.hpo.tasks import CASH_TASKS, get_task  # noqa: E402
+from benchmarks.records import load_records  # noqa: E402
 
 SAMPLINGS = ("suite", "dicts")
 GROUPS = ("pairing", "dict")
@@ -123,7 +124,7 @@ def draw(
 
     from benchmarks.hpo.cash import config_key
 
-    done = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    done = load_records(path)
     source = suite_draws(task, seed, fixed) if sampling == "suite" else dict_draws(task, seed)
     rows = []
     with path.open("a") as out, warnings.catch_warnings():

@@ -38,8 +38,9 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.hpo.pairings import read_records, read_runs
+from benchmarks.hpo.pairings import read_runs
 from benchmarks.hpo.search_cv_cash import FIT_TIME_LIMITS, run_error_score, same_error_score
+from benchmarks.records import read_records
 
 
 def best_values(files: Sequence[Path], task: str, samplers: Sequence[str]) -> dict[str, dict]:

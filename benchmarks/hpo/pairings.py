@@ -15,8 +15,6 @@ that holds most good evaluations, and how many of its runs reach ``--good``. Exa
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -24,17 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.hpo.peers import N_STARTUP
+from benchmarks.records import read_records
 
 Pairing = tuple[str, str]
-
-
-def read_records(path: Path) -> list[dict[str, Any]]:
-    """The JSON lines of a record file, as a benchmark writes it (``runs.jsonl``) or as
-    docs/benchmarks/hpo keeps it (gzipped, ``runs.jsonl.gz``): told apart by gzip's magic
-    bytes, not by the name."""
-    data = path.read_bytes()
-    text = gzip.decompress(data).decode() if data[:2] == b"\x1f\x8b" else data.decode()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
 def read_runs(files: Sequence[Path], task: str, samplers: Sequence[str]) -> list[dict[str, Any]]:

@@ -8,7 +8,6 @@ configuration as well (``benchmarks/hpo/cash.py``).
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import traceback
@@ -20,6 +19,7 @@ from typing import Any
 from benchmarks.hpo.peers import N_STARTUP, Run, run_sampler
 from benchmarks.hpo.spec import Config
 from benchmarks.hpo.tasks import get_task
+from benchmarks.records import load_records as load_record_file
 
 RUNS_FILE = "runs.jsonl"
 Job = tuple[str, str, int, int]  # task, sampler, seed, n_trials
@@ -32,15 +32,9 @@ def run_key(record: dict[str, Any]) -> Job:
 def load_records(out: Path) -> list[dict[str, Any]]:
     """Every run recorded under ``out`` (the last record of a job wins): ``runs.jsonl``, and
     before it ``runs.jsonl.gz`` (the compressed record kept in docs/benchmarks/hpo)."""
-    text = ""
-    if (out / (RUNS_FILE + ".gz")).exists():
-        text += gzip.decompress((out / (RUNS_FILE + ".gz")).read_bytes()).decode()
-    if (out / RUNS_FILE).exists():
-        text += "\n" + (out / RUNS_FILE).read_text()
     records: dict[Job, dict[str, Any]] = {}
-    for line in text.splitlines():
-        if line.strip():
-            record = json.loads(line)
+    for name in (RUNS_FILE + ".gz", RUNS_FILE):
+        for record in load_record_file(out / name):
             records[run_key(record)] = record
     return list(records.values())
 

@@ -82,6 +82,7 @@ from benchmarks.hpo.cash import DATASETS, TIME_LIMITS, classifier_space, load_da
 from benchmarks.hpo.cash_pipeline import fit_pipeline  # noqa: E402
 from benchmarks.hpo.spec import Param, active_params  # noqa: E402
 from benchmarks.hpo.time_limit import evaluate_within  # noqa: E402
+from benchmarks.records import load_records  # noqa: E402
 from condsamplers.sklearn.default_sampler import DEFAULT_SAMPLER_OPTIONS  # noqa: E402
 
 METHODS = ("CondBayesSearchCV", "RandomizedSearchCV")
@@ -452,7 +453,7 @@ def main() -> None:
         print(f"--space {kind}: {len(dicts)} dicts; per classifier {per_family}")
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "search_cv_runs.jsonl"
-    runs = [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+    runs = load_records(path)
     done = {
         (r["dataset"], r["method"], r["seed"], r["n_iter"], r["space"], r.get("fit_seconds"))
         for r in runs
