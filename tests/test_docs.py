@@ -16,6 +16,7 @@ PUBLIC_OBJECTS = (
     "condsamplers.importance.SobolResult",
     "condsamplers.visualization.plot_main_effects",
     "condsamplers.visualization.plot_interaction",
+    "condsamplers.visualization.plot_conditional_space",
     "condsamplers.samplers.options.SamplerOptions",
 )
 
@@ -42,6 +43,8 @@ def test_every_documented_object_imports() -> None:
 
 def test_every_page_of_the_site_exists() -> None:
     config = (ROOT / "mkdocs.yml").read_text()
-    pages = re.findall(r"^  - [^:]+: (\S+\.md)$", config, flags=re.M)
+    pages = re.findall(r"^ +- [^:]+: (\S+\.md)$", config, flags=re.M)
     assert len(pages) >= 10
     assert all((ROOT / "docs" / page).exists() for page in pages), pages
+    unlisted = {path.name for path in (ROOT / "docs").glob("*.md")} - set(pages)
+    assert not unlisted, f"pages outside the navigation: {sorted(unlisted)}"

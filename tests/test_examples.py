@@ -97,6 +97,17 @@ def test_sensitivity_analysis_writes_its_plots(tmp_path: Path) -> None:
     assert pngs == ["interaction_x1_v.png", "interaction_x1_z.png", "main_effects.png"]
 
 
+def test_plot_conditional_space_saves_the_tree_of_its_study(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "figures" / "tree.png"
+    out = run_example(
+        "plot_conditional_space.py", "--out", str(png), "--n-trials", "12", cwd=tmp_path
+    )
+    assert "12 trials, best error" in out
+    assert f"saved {png}" in out
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_ray_tune_runs_the_tree_gp_through_optuna_search(tmp_path: Path) -> None:
     """Ray Tune's ``OptunaSearch`` with ``TreeGPSampler``: every trial runs, the trials after
     the startup ones are the sampler's model-based proposals, none repeats another."""

@@ -1,4 +1,4 @@
-"""Every public name stays importable from where users import it today (issue 25: modules are
+"""Every public name stays importable from where users import it today (modules are
 split along their concerns, and each old module re-exports what moved out of it)."""
 
 from __future__ import annotations
@@ -241,7 +241,12 @@ PUBLIC_NAMES = {
         "value_key",
     ],
     "condsamplers.validation": ["check_choice", "check_finite", "check_int", "check_positive"],
-    "condsamplers.visualization": ["CURVE_POINTS", "plot_interaction", "plot_main_effects"],
+    "condsamplers.visualization": [
+        "CURVE_POINTS",
+        "plot_conditional_space",
+        "plot_interaction",
+        "plot_main_effects",
+    ],
     "condsamplers.warping": [
         "OUTPUT_WARPINGS",
         "log_regret",
