@@ -1,4 +1,4 @@
-"""The README's layout section names every module, and only modules that exist."""
+"""The design page's module layout names every module, and only modules that exist."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 TOP_LEVELS = ("src/condsamplers", "benchmarks", "examples")
+DESIGN = ROOT / "docs" / "design.md"
+HEADING = "## Module layout"
 
 
 def _layout_paths() -> set[str]:
-    """The files the README's ``## Layout`` code block lists, as paths from the root: an entry
-    ends in ``.py`` or ``/``, and its indentation (two spaces a level) places it in the
-    directory listed above it."""
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Layout", 1)[1]
+    """The files the ``## Module layout`` code block of docs/design.md lists, as paths from the
+    root: an entry ends in ``.py`` or ``/``, and its indentation (two spaces a level) places it
+    in the directory listed above it."""
+    page = DESIGN.read_text()
+    assert re.search(f"^{HEADING}$", page, flags=re.M), f"docs/design.md has no {HEADING!r}"
+    section = page.split(f"\n{HEADING}\n", 1)[1]
     block = section.split("```", 2)[1]
     stack: list[str] = []
     paths = set()
@@ -38,7 +41,11 @@ def _modules() -> set[str]:
     }
 
 
-def test_the_readme_layout_names_every_module_and_no_other() -> None:
+def test_the_design_module_layout_names_every_module_and_no_other() -> None:
     listed, present = _layout_paths(), _modules()
-    assert not present - listed, f"add to the README's layout: {sorted(present - listed)}"
-    assert not listed - present, f"no longer there: {sorted(listed - present)}"
+    assert not present - listed, (
+        f"add to the module layout of docs/design.md: {sorted(present - listed)}"
+    )
+    assert not listed - present, (
+        f"in the module layout of docs/design.md but no longer there: {sorted(listed - present)}"
+    )
