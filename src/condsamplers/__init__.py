@@ -1,5 +1,7 @@
 """condsamplers: Bayesian optimisation over conditional search spaces for Optuna and sklearn."""
 
+from importlib.metadata import PackageNotFoundError, version
+
 from condsamplers.samplers import (
     ArcGPSampler,
     BNGPSampler,
@@ -20,4 +22,8 @@ __all__ = [
     "TreeGPSampler",
     "infer_space",
 ]
-__version__ = "0.1.0"
+
+try:
+    __version__ = version("condsamplers")
+except PackageNotFoundError:  # imported from a source tree that was never installed
+    __version__ = "0+unknown"
