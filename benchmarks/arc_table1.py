@@ -17,7 +17,7 @@ The paper infers the kernel hyperparameters by slice sampling; ours are MAP esti
 
 Examples (from the repository root)::
 
-    python benchmarks/arc_table1.py --jobs 2 --out docs/arc_table1.md
+    python benchmarks/arc_table1.py --jobs 2 --out benchmarks/results/arc_table1.md
     python benchmarks/arc_table1.py --models arc matern --folds 3   # a quick look
 """
 

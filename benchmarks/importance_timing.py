@@ -1,6 +1,6 @@
 """Seconds per importance evaluation: SobolImportanceEvaluator against Optuna's evaluators.
 
-The study is the new user's of issue 26: 30 random trials over three families of seven float
+The study is a typical new user's: 30 random trials over three families of seven float
 parameters each (22 parameters, 21 of them conditional). Each evaluator is timed on its first
 call in a fresh process (what a user waits for), ``--repeats`` times, and the median printed::
 

@@ -15,7 +15,7 @@ Record = dict[str, Any]
 
 def read_records(path: Path) -> list[Record]:
     """The JSON lines of a record file, as a benchmark writes it (``runs.jsonl``) or as
-    docs/benchmarks keeps it (gzipped, ``runs.jsonl.gz``): told apart by gzip's magic bytes,
+    benchmarks/results keeps it (gzipped, ``runs.jsonl.gz``): told apart by gzip's magic bytes,
     not by the name."""
     data = path.read_bytes()
     text = gzip.decompress(data).decode() if data[:2] == b"\x1f\x8b" else data.decode()
@@ -23,8 +23,10 @@ def read_records(path: Path) -> list[Record]:
 
 
 def load_records(path: Path) -> list[Record]:
-    """The records of ``path`` (none if it does not exist)."""
-    return read_records(path) if path.exists() else []
+    """The records of ``path``: those of its gzipped copy ``<path>.gz`` first (as
+    ``benchmarks/results`` keeps them), then those of ``path`` itself; none if neither exists."""
+    packed = path.with_name(path.name + ".gz")
+    return [record for file in (packed, path) if file.exists() for record in read_records(file)]
 
 
 def run_missing(

@@ -158,14 +158,22 @@ def plot_path(out_dir: Path, key: str) -> Path:
     return out_dir / f"regret_{key.replace('@', '_at_')}.png"
 
 
-def plot_problem(results: Results, key: str, out_dir: Path) -> Path | None:
-    """Plot median regret curves with quartile bands for one problem key."""
+def plot_problem(
+    results: Results, key: str, out_dir: Path, samplers: Sequence[str] | None = None
+) -> Path | None:
+    """Plot median regret curves with quartile bands for one problem key (of ``samplers``
+    only, in that order, where given)."""
     plt = _import_pyplot()
     if plt is None:
         return None
     by_sampler = results["runs"].get(key, {})
+    names = (
+        sampler_order(by_sampler)
+        if samplers is None
+        else [name for name in samplers if name in by_sampler]
+    )
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    for name in sampler_order(by_sampler):
+    for name in names:
         curves = [r["regret"] for r in by_sampler[name].values() if "error" not in r]
         if not curves or len({len(c) for c in curves}) != 1:
             continue
@@ -187,13 +195,19 @@ def plot_problem(results: Results, key: str, out_dir: Path) -> Path | None:
     return path
 
 
-def plot_all(results: Results, keys: Sequence[str], out_dir: Path) -> None:
-    """Plot every problem key, or say why plots are skipped."""
+def plot_all(
+    results: Results,
+    keys: Sequence[str],
+    out_dir: Path,
+    samplers: Sequence[str] | None = None,
+) -> None:
+    """Plot every problem key (of ``samplers`` only, where given), or say why plots are
+    skipped."""
     if _import_pyplot() is None:
         print("matplotlib is not importable: skipping plots (pip install matplotlib)")
         return
     for key in keys:
-        path = plot_problem(results, key, out_dir)
+        path = plot_problem(results, key, out_dir, samplers)
         if path is not None:
             print(f"wrote {path}")
 

@@ -5,6 +5,7 @@ records (problem and sampler labels), loading and atomic saving, merging one rec
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import json
 import os
 import platform
@@ -46,10 +47,15 @@ def sampler_label(sampler_name: str, batch_size: int) -> str:
 
 
 def load_results(path: Path) -> Results:
-    """Load a results file, or return an empty one."""
-    if not path.exists():
+    """Load a results file, or its gzipped copy ``<path>.gz`` (as ``benchmarks/results`` keeps
+    it) where the plain file does not exist, or return an empty one."""
+    packed = path.with_name(path.name + ".gz")
+    if path.exists():
+        results = json.loads(path.read_text())
+    elif packed.exists():
+        results = json.loads(gzip.decompress(packed.read_bytes()))
+    else:
         return {"format": RESULTS_FORMAT, "commands": [], "runs": {}, "timing": {}}
-    results = json.loads(path.read_text())
     for section, empty in (("commands", []), ("runs", {}), ("timing", {})):
         results.setdefault(section, empty)
     return results

@@ -4,10 +4,10 @@ Examples (from the repository root)::
 
     # full benchmark (all problems, all samplers but those for positive objectives only,
     # POSITIVE_OBJECTIVE_SAMPLERS; seeds 0..9), 4 worker processes
-    python benchmarks/run.py --jobs 4 --out docs/benchmarks
+    python benchmarks/run.py --jobs 4 --out benchmarks/results/synthetic
     # a subset; results are merged into <out>/results.json
     python benchmarks/run.py --problems jenatton_small branching_nested \\
-        --samplers arcgp tpe gp random --seeds 10 --out docs/benchmarks
+        --samplers arcgp tpe gp random --seeds 10 --out benchmarks/results/synthetic
     # quick smoke run with a reduced budget (stored under "<problem>@15")
     python benchmarks/run.py --samplers random tpe --seeds 2 --n-trials-override 15 --out /tmp/b
     # batch proposals: ask-and-tell in rounds of 5 after the startup trials (stored under the
@@ -15,9 +15,14 @@ Examples (from the repository root)::
     python benchmarks/run.py --problems branching_nested --samplers arcgp treegp \\
         --batch-size 5 --seeds 20 --jobs 2 --out /tmp/batch --no-plots
     # suggestion time as one study grows to 500 trials
-    python benchmarks/run.py --timing --samplers arcgp gp --timing-trials 500 --out docs/benchmarks
+    python benchmarks/run.py --timing --samplers arcgp gp --timing-trials 500 \\
+        --out benchmarks/results/synthetic
+    # only the regret plots of some samplers, from the stored results; runs nothing
+    python benchmarks/run.py --plot-only --out benchmarks/results/synthetic \\
+        --problems jenatton_small --samplers treegp tpe random --plots-dir /tmp/plots
     # regenerate the Markdown report (and plots) from <out>/results.json; runs nothing
-    python benchmarks/run.py --out docs/benchmarks --markdown docs/benchmarks/report.md
+    python benchmarks/run.py --out benchmarks/results/synthetic \\
+        --markdown benchmarks/results/synthetic/report.md
 
 Regret after trial ``t`` is the regret (true, noise-free value against the exact optimum) of the
 trial with the best *observed* value among trials ``0..t``.  Sampler time is measured by
@@ -154,6 +159,7 @@ __all__ = [
     "timing_table",
     "timing_windows",
     "write_markdown",
+    "write_plots",
 ]
 
 
@@ -169,7 +175,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--samplers", nargs="+", choices=list(SAMPLERS), default=None)
     parser.add_argument("--seeds", type=int, default=10, help="number of seeds (default 10)")
     parser.add_argument("--first-seed", type=int, default=0, help="seeds are first..first+N-1")
-    parser.add_argument("--out", type=Path, default=Path("docs/benchmarks"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/synthetic"))
     parser.add_argument("--jobs", type=int, default=1, help="parallel worker processes")
     parser.add_argument(
         "--n-trials-override", type=int, default=None, help="budget for quick runs"
@@ -187,6 +193,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--timing-trials", type=int, default=500)
     parser.add_argument(
         "--markdown", type=Path, default=None, help="only regenerate this report from results"
+    )
+    parser.add_argument(
+        "--plot-only",
+        action="store_true",
+        help="only draw the regret plots of the stored results (of --problems and --samplers "
+        "where given), into --plots-dir",
+    )
+    parser.add_argument(
+        "--plots-dir", type=Path, default=None, help="where plots go (default: --out)"
     )
     return parser.parse_args(argv)
 
@@ -244,6 +259,15 @@ def run_timing_mode(args: argparse.Namespace, argv: Sequence[str]) -> None:
     print("\n" + timing_table(records))
 
 
+def write_plots(args: argparse.Namespace) -> None:
+    """Plot mode: draw the regret plots of the stored results only; runs nothing."""
+    results = load_results(args.out / RESULTS_FILE)
+    if not results["runs"]:
+        raise SystemExit(f"no results at {args.out / RESULTS_FILE}(.gz)")
+    keys = sorted(results["runs"]) if args.problems is None else list(args.problems)
+    plot_all(results, keys, args.plots_dir or args.out, args.samplers)
+
+
 def write_markdown(args: argparse.Namespace, argv: Sequence[str]) -> None:
     """Markdown mode: regenerate plots and the report from the stored results only."""
     results_path = args.out / RESULTS_FILE
@@ -261,9 +285,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point."""
     argv = list(sys.argv if argv is None else argv)
     args = parse_args(argv[1:])
-    if args.jobs > 1 and not (args.markdown or args.timing):
+    if args.jobs > 1 and not (args.markdown or args.timing or args.plot_only):
         _limit_threads_env()  # inherited by the spawned workers before they import torch
-    if args.markdown is not None:
+    if args.plot_only:
+        write_plots(args)
+    elif args.markdown is not None:
         write_markdown(args, argv)
     elif args.timing:
         run_timing_mode(args, argv)

@@ -11,7 +11,7 @@ running study (warm-started fits). Only the sampler's own methods are clocked
 Example (from the repository root)::
 
     python benchmarks/scaling.py --samplers treegp arcgp gp --sizes 50 100 200 500 1000 2000 \\
-        --out docs/benchmarks
+        --out benchmarks/results/scaling
 
 ``--memory`` runs each cell in a fresh process (the history drawn there) and reports its
 peak resident memory beside the time (the whole process: Python, torch, the study and the

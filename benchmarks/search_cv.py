@@ -1,4 +1,4 @@
-"""CondBayesSearchCV against RandomizedSearchCV at the same budget (issue 6).
+"""CondBayesSearchCV against RandomizedSearchCV at the same budget.
 
 scikit-learn's digits data, a pipeline choosing a scaler (standard, min-max or none) and one of
 three classifiers with their own hyperparameters (SVC: C, gamma on log scales; logistic
@@ -12,7 +12,7 @@ error), ``CondBayesSearchCV[two_step]`` (``TreeGPSampler(seed=seed, acquisition=
 signal_variance="leaf", objective_bound=1.0)``: the tree GP with its inner-node weights and
 ``TreeGPSampler``'s own two-step acquisition) and ``RandomizedSearchCV``.
 
-With a resource (issue 28): ``CondBayesSearchCV[n_samples]`` (``resource="n_samples"``:
+With a resource (multi-fidelity): ``CondBayesSearchCV[n_samples]`` (``resource="n_samples"``:
 candidates cross-validated on growing subsamples of the training folds, stopped by successive
 halving) and scikit-learn's ``HalvingRandomSearchCV`` (``n_candidates=n_iter``, factor 3,
 ``min_resources="smallest"``), both with ``--resource-n-iter`` candidates (default

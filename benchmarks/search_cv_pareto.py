@@ -1,5 +1,5 @@
 """CondBayesSearchCV's Pareto search (``pareto_objectives``) against RandomizedSearchCV and
-Optuna's multi-objective samplers, at the same budget (issue 29).
+Optuna's multi-objective samplers, at the same budget.
 
 The space and data of ``benchmarks/search_cv.py`` (digits; a scaler and one of SVC, logistic
 regression, k-nearest neighbours with their own hyperparameters), 3-fold stratified CV, one

@@ -78,6 +78,18 @@ def test_search_cv_reports_each_search_and_stores_each_run(tmp_path: Path) -> No
         assert all(re.fullmatch(r"\w+\(.*\)", c) for c in chosen_clf), chosen_clf  # an estimator
 
 
+def test_plot_only_draws_the_recorded_regret_of_the_samplers_asked(tmp_path: Path) -> None:
+    out = run_script(
+        BENCHMARKS / "run.py",
+        *("--plot-only", "--out", str(REPO_ROOT / "benchmarks" / "results" / "synthetic")),
+        *("--problems", "jenatton_small", "--samplers", "treegp", "random"),
+        *("--plots-dir", "plots"),
+        cwd=tmp_path,
+    )
+    assert [path.name for path in (tmp_path / "plots").iterdir()] == ["regret_jenatton_small.png"]
+    assert "wrote" in out
+
+
 def test_scaling_times_each_study_size(tmp_path: Path) -> None:
     out = run_script(
         BENCHMARKS / "scaling.py",
@@ -295,7 +307,7 @@ def test_replay_scores_every_estimator_family_of_a_recorded_cash_run() -> None:
 
     record = next(
         r
-        for r in load_records(REPO_ROOT / "docs" / "benchmarks" / "hpo")
+        for r in load_records(REPO_ROOT / "benchmarks" / "results" / "hpo")
         if (r["task"], r["sampler"], r["seed"]) == ("cash_iris", "treegp", 0)
     )
     study = replay.replay_study(record, 12)
@@ -543,7 +555,7 @@ def test_median_odds_reads_search_cv_records_as_cv_errors_of_comparable_runs(
         run("Cond", 2, 0.1, n_iter=60),  # another n_iter
         run("Cond", 2, 0.1, space="families"),  # another list of dicts
         run("Cond", 2, 0.1, fit_seconds=20.0),  # another fit time limit
-        {"method": "Cond", "seed": 2, "best_score": 0.1},  # issue 6's records: no dataset
+        {"method": "Cond", "seed": 2, "best_score": 0.1},  # older records: no dataset
     ]
     paths = [tmp_path / "old.jsonl.gz", tmp_path / "new.jsonl"]
     paths[0].write_bytes(gzip.compress("\n".join(json.dumps(r) for r in old).encode()))

@@ -1,4 +1,4 @@
-"""Pruned trials and intermediate values as low-fidelity observations (issue 28): the rows the
+"""Pruned trials and intermediate values as low-fidelity observations: the rows the
 model sees, the fidelity column, the whole study behind Hyperband's bracket views, and that a
 study without pruned trials is modelled as before."""
 

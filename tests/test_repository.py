@@ -13,7 +13,8 @@ import pytest
 import condsamplers
 
 ROOT = Path(__file__).resolve().parents[1]
-#: An ordinal work-period label ("fortyeighth session", "3rd_session") or an issue number.
+#: An ordinal work-period label (an ordinal, in words or digits, before "session") or an issue
+#: number.
 INTERNAL_REFERENCE = re.compile(
     r"(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth"
     r"|[a-z]*teenth|[a-z]*tieth|twenty[a-z]*|thirty[a-z]*|forty[a-z]*|fifty[a-z]*"

@@ -1,2 +1,2 @@
-"""Multi-fidelity benchmark (issue 28): conditional problems trained step by step,
+"""Multi-fidelity benchmark: conditional problems trained step by step,
 samplers with pruners."""

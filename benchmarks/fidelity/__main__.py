@@ -3,7 +3,7 @@
 Examples (from the repository root)::
 
     # both problems, the default samplers, seeds 0-9, two processes
-    python -m benchmarks.fidelity --jobs 2 --out docs/benchmarks/fidelity
+    python -m benchmarks.fidelity --jobs 2 --out benchmarks/results/fidelity
     # a smoke run (2 seeds, a quarter of the budget, three samplers, the synthetic problem)
     python -m benchmarks.fidelity --quick --out /tmp/fidelity-quick
     # suggestion time of TreeGPSampler with 2000 pruned trials of 20 steps in the study
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--budget", type=int, default=None, help="steps; override every problem's")
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2))
-    parser.add_argument("--out", type=Path, default=Path("docs/benchmarks/fidelity"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/fidelity"))
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--report", default="report.md")

@@ -3,13 +3,13 @@
 Examples (from the repository root)::
 
     # the whole suite: every task, every sampler, seeds 0-9, two processes
-    python -m benchmarks.hpo --jobs 2 --out docs/benchmarks/hpo
+    python -m benchmarks.hpo --jobs 2 --out benchmarks/results/hpo
     # a subset
     python -m benchmarks.hpo --tasks cash_wine --samplers random treegp --seeds 3
     # a smoke run (2 seeds, 12 trials, three samplers, two small tasks): a minute or two
     python -m benchmarks.hpo --quick --out /tmp/hpo-quick
     # the tables again from what is recorded, running nothing
-    python -m benchmarks.hpo --report-only --out docs/benchmarks/hpo
+    python -m benchmarks.hpo --report-only --out benchmarks/results/hpo
 
 Peers need the optional extra: ``pip install -e '.[bench]'``.
 """
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--n-trials", type=int, default=None, help="override every task's")
     parser.add_argument("--jobs", type=int, default=1, choices=(1, 2))
-    parser.add_argument("--out", type=Path, default=Path("docs/benchmarks/hpo"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/hpo"))
     parser.add_argument("--quick", action="store_true", help="2 seeds, 12 trials, 3 samplers")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--report", default="report.md", help="file name of the tables in --out")

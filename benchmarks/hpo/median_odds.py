@@ -12,9 +12,7 @@ Tibshirani 1993, ch. 6).
 Example::
 
     python -m benchmarks.hpo.median_odds --task cash_iris --samplers treegp tpe \\
-        --records docs/benchmarks/hpo/runs.jsonl.gz \\
-        docs/benchmarks/hpo/heldback_twentyfirst_session.jsonl.gz \\
-        docs/benchmarks/hpo/heldback_twentysecond_session.jsonl.gz
+        --records <dir>/runs.jsonl.gz <later-dir>/runs.jsonl
 
 With ``--search-cv`` it reads the records of ``python -m benchmarks.hpo.search_cv_cash``
 (``search_cv_runs.jsonl`` or gzipped copies) instead: ``--task`` is a dataset, ``--space`` its
@@ -22,7 +20,7 @@ list of dicts, and the best value of a run is ``1 - best_score_`` (the CV error 
 candidate), of the runs made with ``--n-iter`` candidates, ``error_score=0.0`` and the
 dataset's fit time limit, as ``search_cv_cash`` reports them. A run is named by its method, or
 ``method@variant`` where it records a variant; ``LABEL=NAME,NAME`` pools runs of several names
-under one label (records of one search made under different names in different sessions)::
+under one label (records of one search made under different names in different runs)::
 
     python -m benchmarks.hpo.median_odds --search-cv --task iris --space patterns \\
         --samplers default=CondBayesSearchCV@local_search_0.1,CondBayesSearchCV \\

@@ -7,9 +7,7 @@ per sampler, how many of its model-based trials (after the startup trials) went 
 that holds most good evaluations, and how many of its runs reach ``--good``. Example::
 
     python -m benchmarks.hpo.pairings --task cash_iris --good 0.0134 \\
-        --samplers treegp tpe tpe_mv random --records docs/benchmarks/hpo/runs.jsonl.gz \\
-        docs/benchmarks/hpo/heldback_twentyfirst_session.jsonl.gz \\
-        docs/benchmarks/hpo/heldback_twentysecond_session.jsonl.gz
+        --samplers treegp tpe tpe_mv random --records <dir>/runs.jsonl.gz <later-dir>/runs.jsonl
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ family, what the tree GP's acquisition says there: the family's best path EI (th
 the two-step EI) and best EI over its paths, with the path posterior (level mean and sd) at the
 path-EI maximiser. A diagnostic of the path choice (docs/benchmarks.md, the CASH section)::
 
-    python -m benchmarks.hpo.replay --runs docs/benchmarks/hpo --task cash_diabetes \\
+    python -m benchmarks.hpo.replay --runs benchmarks/results/hpo --task cash_diabetes \\
         --sampler treegp --seed 5 --after 12 --output-warping tail
 
 The values are in the model's units (standardised, after the output warping).

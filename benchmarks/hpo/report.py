@@ -10,8 +10,8 @@
 - *on a bound*: of the numerical values the sampler chose after the first ``N_STARTUP``
   trials, the share within 1% of the range from either end (on the parameter's own scale, log
   for a log range); random sampling puts 1-7% there (more where integer ranges are short),
-  and a share far above that is a sampler that goes to the box's corners (the tree GP, issue
-  24: docs/benchmarks.md).
+  and a share far above that is a sampler that goes to the box's corners (the tree GP:
+  docs/benchmarks.md).
 - *raw*: where the task reports an extra such as a surrogate's accuracy, its value at the best
   trial (median over seeds), unclipped.
 """

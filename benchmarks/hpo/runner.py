@@ -31,11 +31,8 @@ def run_key(record: dict[str, Any]) -> Job:
 
 def load_records(out: Path) -> list[dict[str, Any]]:
     """Every run recorded under ``out`` (the last record of a job wins): ``runs.jsonl``, and
-    before it ``runs.jsonl.gz`` (the compressed record kept in docs/benchmarks/hpo)."""
-    records: dict[Job, dict[str, Any]] = {}
-    for name in (RUNS_FILE + ".gz", RUNS_FILE):
-        for record in load_record_file(out / name):
-            records[run_key(record)] = record
+    before it ``runs.jsonl.gz`` (the compressed record kept in benchmarks/results/hpo)."""
+    records = {run_key(record): record for record in load_record_file(out / RUNS_FILE)}
     return list(records.values())
 
 

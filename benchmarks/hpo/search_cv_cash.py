@@ -97,14 +97,14 @@ SAMPLER_VARIANTS: dict[str, dict[str, Any]] = {
     "default_tail": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "tail"},
     "default_shared_variance": {**DEFAULT_SAMPLER_OPTIONS, "signal_variance": "shared"},
     "default_rank": {**DEFAULT_SAMPLER_OPTIONS, "output_warping": "rank"},
-    # the default on the CASH spaces (more than MANY_DICTS dicts) in the thirty-eighth session:
+    # the default on the CASH spaces (more than MANY_DICTS dicts) before the path patience:
     # a level per dict, no path patience
     "default_dependent": {**DEFAULT_SAMPLER_OPTIONS, "independent": False},
     # the default for 10 dicts or fewer (a GP per dict around one constant); the default on
-    # the CASH spaces (more than MANY_DICTS dicts) until the thirty-eighth session
+    # the CASH spaces (more than MANY_DICTS dicts) before the level per dict
     "default_independent": {**DEFAULT_SAMPLER_OPTIONS, "independent": True},
     # path patience (a dict sits out after k candidates without a new best) with a level per
-    # dict; default_patience5 is the default on the CASH spaces since the thirty-ninth session
+    # dict; default_patience5 has the default's patience on the CASH spaces (MANY_DICTS_PATIENCE)
     "default_patience3": {**DEFAULT_SAMPLER_OPTIONS, "independent": False, "path_patience": 3},
     "default_patience5": {**DEFAULT_SAMPLER_OPTIONS, "independent": False, "path_patience": 5},
 }

@@ -1,1 +1,1 @@
-"""Multi-objective benchmark over conditional spaces (issue 29)."""
+"""Multi-objective benchmark over conditional spaces."""

@@ -1,10 +1,10 @@
-"""Multi-objective benchmark over conditional spaces (issue 29): the hypervolume of the front
+"""Multi-objective benchmark over conditional spaces: the hypervolume of the front
 each sampler finds, peers in the same run on the same seeds.
 
 Examples (from the repository root)::
 
     # both problems, every sampler, seeds 0-9, two processes
-    python -m benchmarks.pareto --jobs 2 --out docs/benchmarks/pareto
+    python -m benchmarks.pareto --jobs 2 --out benchmarks/results/pareto
     # a smoke run (2 seeds, 20 trials, three samplers, the synthetic problem)
     python -m benchmarks.pareto --quick --out /tmp/pareto-quick
 
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--n-trials", type=int, default=None, help="default: the problem's")
     parser.add_argument("--jobs", type=int, default=1)
-    parser.add_argument("--out", type=Path, default=Path("docs/benchmarks/pareto"))
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/pareto"))
     parser.add_argument("--report", default="report.md")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--quick", action="store_true", help="2 seeds, 20 trials, 3 samplers")

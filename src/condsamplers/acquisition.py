@@ -18,8 +18,7 @@ ArcGPSampler use it; the other samplers keep plain EI (``OptimizerSettings.noise
 docs/design.md sec. 5 for the measurements). With a noise-free objective ``tau^2`` is tiny and
 the factor is 1 wherever EI is not already negligible. We keep the plug-in incumbent (below)
 rather than Huang et al.'s "effective best solution" (``min mu + s`` over the observed points): on
-``branching_nested`` (20 seeds) the two gave 0.025 and 0.028, against 0.043 for plain EI
-(docs/benchmarks_history.md).
+``branching_nested`` (20 seeds) the two gave 0.025 and 0.028, against 0.043 for plain EI.
 
 Pending evaluations (running trials of parallel workers) enter in one of two ways:
 

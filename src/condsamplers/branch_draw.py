@@ -30,7 +30,8 @@ trials is drawn most of the time.
 
 Parameters with two branches are left to the path EI (and the generator is not drawn from):
 on two branches each holds about half of the trials, which the model tells apart, and there a
-draw cost the synthetic figures (docs/benchmarks_history.md, issue 24, tenth session).
+draw costs regret: on ``branching_nested`` the draws keep sending trials to one branch while
+the other still needs refining.
 """
 
 from __future__ import annotations
