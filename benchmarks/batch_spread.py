@@ -1,4 +1,4 @@
-"""How far apart the proposals of one batch are (docs/batch.md sec. 6).
+"""How far apart the proposals of one batch are, with the pending trials seen and ignored.
 
 A two-branch problem (``kind`` a: a bowl in ``x, y`` with its minimum 0 at x = 0.3, y = 0.5;
 ``kind`` b: ``0.5 + x^2 + 0.1 n``), 12 COMPLETE trials on a grid of both branches, then 5

@@ -78,7 +78,8 @@ def _gp(seed: int, n_startup_trials: int) -> BaseSampler:
 
 #: Registered, but only run when named: they assume an objective that is never negative.
 POSITIVE_OBJECTIVE_SAMPLERS: dict[str, SamplerFactory] = {
-    # log scale for a positive objective (Branin; docs/bnn.md sec. 4): models log(y - 0)
+    # log scale for a positive objective (Branin, 0.4 to 300): models log(y - 0), since on the
+    # raw scale BOHAMIANN fits a large noise and misses the minimum
     "bohamiann-bound0": condsamplers_factory("BOHAMIANNSampler", objective_bound=0.0),
     # ... plus pybnn's noise prior (log-normal, median 1e-6, log-variance 0.01)
     "bohamiann-bound0-pybnn": condsamplers_factory(

@@ -203,7 +203,7 @@ def test_ask_and_tell_batch_is_spread_by_pending_points(name: str, n_fantasies: 
     spread_out = spreads[False] > 0.05 and spreads[False] > 5 * spreads[True]
     if name not in DETERMINISTIC_FIT and not spread_out:
         pytest.xfail(
-            "known weakness, open (docs/batch.md sec. 6): the pending trials barely move the "
+            "known weakness, open (docs/batch.md): the pending trials barely move the "
             f"neural samplers' proposals; spread {spreads[False]:.3f} seeing them, "
             f"{spreads[True]:.3f} blind (test-sized networks)"
         )

@@ -1,5 +1,6 @@
 """Monte-Carlo fantasies and the kriging believer's fantasy at pending points
-(docs/batch.md sec. 3): joint samples, incumbents, the averaged log-EI."""
+(Snoek et al. 2012, sec. 3.3; DNGO, Snoek et al. 2015, sec. 3.3): joint samples, incumbents,
+the averaged log-EI."""
 
 from __future__ import annotations
 

@@ -83,8 +83,9 @@ def test_the_branching_nested_kernel_uses_the_gls_mean_by_default() -> None:
 
 @pytest.mark.parametrize("sampler_cls", [ArcGPSampler, BNGPSampler])
 def test_the_exact_gp_samplers_fit_the_gls_mean_with_augmented_ei(sampler_cls) -> None:
-    """Both exact-GP samplers model a study by ordinary kriging with augmented EI (docs/design.md
-    sec. 5), while the arc regressor keeps the sample mean of its kernel."""
+    """Both exact-GP samplers model a study by ordinary kriging (Zhang et al. eq. 1-3) with
+    augmented EI (Huang et al. 2006), while the arc regressor keeps the sample mean of its
+    kernel."""
     sampler = sampler_cls(seed=0)
     assert sampler._make_model(0, None).mean == "gls"
     assert sampler._settings.noise_penalty

@@ -1,6 +1,6 @@
-"""The pipeline's stages import downwards only (docs/design.md sec. 1): a module never imports
-from a stage above its own, so each stage can be read, tested and replaced below the ones that
-use it. Imports under ``if TYPE_CHECKING:`` count too."""
+"""The pipeline's stages import downwards only: a module never imports from a stage above its own,
+so each stage can be read, tested and replaced below the ones that use it. Imports under
+``if TYPE_CHECKING:`` count too."""
 
 from __future__ import annotations
 

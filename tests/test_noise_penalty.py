@@ -87,7 +87,7 @@ def test_each_sampler_steps_with_the_ei_measured_for_it(
     ei_noises: list[float | None], sampler_cls: type, augmented: bool
 ) -> None:
     """The tree GP and the arc GP carry the augmented-EI factor of their fitted noise
-    (docs/design.md sec. 5); DNGO keeps plain EI."""
+    (Huang et al. 2006); DNGO keeps plain EI."""
     study = optuna.create_study(sampler=sampler_cls(seed=0, n_startup_trials=5))
     study.optimize(lambda t: (t.suggest_float("x", 0, 1) - 0.3) ** 2, n_trials=6)
     assert len(ei_noises) == 1

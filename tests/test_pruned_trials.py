@@ -413,7 +413,7 @@ def test_tree_gp_uses_plain_ei_once_the_study_has_pruned_trials(
     ei_noises: list[float | None],
 ) -> None:
     """With observations at several fidelities the tree GP's fitted noise is mostly its misfit
-    of partial curves: its EI then carries no augmented-EI factor (docs/design.md sec. 5)."""
+    of partial curves: its EI then carries no augmented-EI factor."""
     study = _hyperband_study(TreeGPSampler(seed=0), 14)
     assert any(t.state == TrialState.PRUNED for t in study.trials)
     assert ei_noises and all(noise is None for noise in ei_noises)

@@ -13,9 +13,10 @@ there, but once the posterior variance ``s^2`` at a point falls below the noise 
 Notz and Zeng (2006, "Global optimization of stochastic black-box systems via sequential kriging
 meta-models", J. Global Optim. 34) multiplies EI by ``1 - tau / sqrt(s^2 + tau^2)``
 (``make_log_mc_ei(..., noise)``), the relative reduction of the predictive standard deviation that
-one more observation brings (``Surrogate.noise_variance()``: the fitted noise). BNGPSampler and
-ArcGPSampler use it; the other samplers keep plain EI (``OptimizerSettings.noise_penalty``, see
-docs/design.md sec. 5 for the measurements). With a noise-free objective ``tau^2`` is tiny and
+one more observation brings (``Surrogate.noise_variance()``: the fitted noise). The GP samplers
+(BNGPSampler, ArcGPSampler, TreeGPSampler) use it, since on noisy problems it keeps them from
+re-evaluating points known to within the noise; the neural samplers keep plain EI
+(``OptimizerSettings.noise_penalty``). With a noise-free objective ``tau^2`` is tiny and
 the factor is 1 wherever EI is not already negligible. We keep the plug-in incumbent (below)
 rather than Huang et al.'s "effective best solution" (``min mu + s`` over the observed points): on
 ``branching_nested`` (20 seeds) the two gave 0.025 and 0.028, against 0.043 for plain EI.
@@ -57,7 +58,7 @@ Acquisition = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
 #: Default number of Monte-Carlo fantasies of pending points (0: kriging believer). At batch
 #: size 5 on branching_nested (20 seeds), 8 fantasies halved the believer's median regret for
-#: the arc GP and the tree GP, and 16 did no better (docs/batch.md).
+#: the arc GP and the tree GP, and 16 did no better.
 DEFAULT_N_FANTASIES = 8
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)

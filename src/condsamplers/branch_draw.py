@@ -1,11 +1,11 @@
 """A Thompson draw of the branch at branching parameters with three or more branches.
 
 The two-step search (Jenatton et al. 2017, sec. 3.2) chooses a path by its path EI. Where a
-parameter selects among many branches (an estimator family, a preprocessing), each branch
-holds a few trials and the model judges it by their level: one poor first trial writes a
-branch off (docs/benchmarks.md, the CASH section). Before the path EI, each such parameter
-takes one group of its values by Bernoulli Thompson sampling (Thompson 1933; Russo et al.
-2018, sec. 3) on how often a branch holds one of the *good* trials:
+parameter selects among many branches (an estimator family, a preprocessing), each branch holds a
+few trials and the model judges it by their level: one poor first trial writes a branch off (seen
+on the CASH tasks of ``benchmarks/hpo``). Before the path EI, each such parameter takes one group
+of its values by Bernoulli Thompson sampling (Thompson 1933; Russo et al. 2018, sec. 3) on how
+often a branch holds one of the *good* trials:
 
     theta_g ~ Beta(1 + good_g, 1 + other_g),      g* = argmax_g theta_g           (1)
 

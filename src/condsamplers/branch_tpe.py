@@ -2,14 +2,14 @@
 (``TreeGPSampler(branch_draw="tpe")``; the default draw is :mod:`condsamplers.branch_draw`'s).
 
 The two-step search (Jenatton et al. 2017, sec. 3.2) chooses a path by its path EI. Where a
-parameter selects among many branches (an estimator family, a preprocessing), each branch
-holds a few trials and the model judges a branch by their level: one poor first trial writes
-a branch off, and a branch whose good configurations are a small share of its trials (k-NN
-after a normaliser on iris, an SGD after PCA on wine) is rarely searched long enough to find
-them (docs/benchmarks.md, the CASH section). Before the path EI, the branches are chosen the
-way Optuna's multivariate TPE (Bergstra et al. 2011; Watanabe 2023, secs. 3-4) chooses
-categorical values, from how often each is among the *good* trials; the path EI and the
-acquisition optimiser then choose the numbers on the chosen branches' paths.
+parameter selects among many branches (an estimator family, a preprocessing), each branch holds a
+few trials and the model judges a branch by their level: one poor first trial writes a branch off,
+and a branch whose good configurations are a small share of its trials (k-NN after a normaliser on
+iris, an SGD after PCA on wine) is rarely searched long enough to find them (seen on the CASH tasks
+of ``benchmarks/hpo``). Before the path EI, the branches are chosen the way Optuna's multivariate
+TPE (Bergstra et al. 2011; Watanabe 2023, secs. 3-4) chooses categorical values, from how often
+each is among the *good* trials; the path EI and the acquisition optimiser then choose the numbers
+on the chosen branches' paths.
 
 Values of a branching parameter are grouped by the children they activate (its *branches*,
 ``ConditionalSpace.branch_groups``). The good trials ``G`` are the best ``ceil(0.1 n)`` of the

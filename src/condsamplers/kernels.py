@@ -94,8 +94,8 @@ class Kernel(abc.ABC):
     @abc.abstractmethod
     def log_prior(self, params: Params) -> torch.Tensor:
         """Log prior density of the hyperparameters (up to a constant), as a density of the raw
-        (log / logit) parameters that are optimised, change of variables included;
-        ``docs/design.md`` says why."""
+        (log / logit) parameters that are optimised, change of variables included: the other
+        convention's shorter length scales sent EI to the wrong branches."""
 
     def random_params(self, features: FeatureSpec, generator: torch.Generator) -> Params:
         """A random restart point near the defaults."""
@@ -174,11 +174,11 @@ class ArcKernel(EmbeddingKernel):
     inactive, so (eq. 4) two inactive points are at distance 0, an active and an inactive one at
     ``omega_i``, and two active ones at ``omega_i sqrt(2) sqrt(1 - cos(pi rho_i (x_i - x'_i)))``.
 
-    Categorical columns (not treated in the paper; our choice, see ``docs/design.md``): the
-    ``K`` choices sit at the vertices of a regular simplex on the sphere of radius ``omega_i``
-    around the inactive point, ``g_i(x) = omega_i [rho_i onehot(x_i), sqrt(1 - rho_i^2)]``:
-    two different active choices are at distance ``omega_i sqrt(2) rho_i``, an active and an
-    inactive point at ``omega_i``, as for numerical columns.
+    Categorical columns (not treated in the paper; our choice): the ``K`` choices sit at the
+    vertices of a regular simplex on the sphere of radius ``omega_i`` around the inactive point,
+    ``g_i(x) = omega_i [rho_i onehot(x_i), sqrt(1 - rho_i^2)]``: two different active choices are
+    at distance ``omega_i sqrt(2) rho_i``, an active and an inactive point at ``omega_i``, as for
+    numerical columns.
     """
 
     name = "arc"

@@ -39,8 +39,8 @@ class OptimizerSettings:
             a start: L-BFGS-B's bounds are ``[max(0, x0 - r), min(1, x0 + r)]``. ``1.0``
             (default): the whole cube. A small radius keeps the local search a refinement
             of its start, so the acquisition's winner stays near the quasi-random candidate
-            that found it instead of running to a corner of the cube (docs/search_cv.md
-            sec. 8: the default of ``CondBayesSearchCV`` on many dicts).
+            that found it instead of running to a corner of the cube (0.1 is the default of
+            ``CondBayesSearchCV`` on more than 10 dicts).
         two_step: Jenatton et al.'s two-step acquisition (sec. 3.2): choose one path by the
             path EI of eq. 6 first, then maximise EI on that path only. Needs a model with a
             path posterior (:class:`~condsamplers.models.tree_gp.TreeGP`); otherwise, and when
@@ -52,18 +52,16 @@ class OptimizerSettings:
         noise_penalty: multiply EI by the augmented-EI factor of Huang et al. (2006) when the
             model fits a noise variance (:func:`~condsamplers.acquisition.make_log_mc_ei`).
         joint_with_fidelity: with observations at several fidelities (pruned trials), search
-            every path at once even with ``two_step`` (docs/pruning.md: the path EI of a path
-            seen mostly at low fidelity ranks it below the paths whose early values look
-            better, and the two-step search then stays on those).
+            every path at once even with ``two_step`` (the path EI of a path seen mostly at low
+            fidelity ranks it below the paths whose early values look better, and the two-step
+            search then stays on those).
         noise_penalty_with_fidelity: keep ``noise_penalty`` with observations at several
             fidelities. ``False`` (the tree GP's choice): plain EI there, since the noise the
             model then fits is mostly its misfit of partial learning curves, not measurement
-            noise (docs/design.md sec. 5: with the factor, ``benchmarks/fidelity`` got worse on
-            both problems).
+            noise: with the factor, ``benchmarks/fidelity`` got worse on both problems.
         joint_with_objectives: with several objectives, search every path at once even with
-            ``two_step`` (docs/multi_objective.md: the path EHVI chose a decoy branch whose
-            corners sit on the front by a hair, 0.76 of the true front's hypervolume where
-            the joint search reached 0.95).
+            ``two_step`` (the path EHVI chose a decoy branch whose corners sit on the front by a
+            hair, 0.76 of the true front's hypervolume where the joint search reached 0.95).
         branch_draw: with ``two_step``, draw the branch of each parameter with three or more
             branches before the path EI chooses among the paths left.
         branch_rule: how (with ``branch_draw``): ``"thompson"``

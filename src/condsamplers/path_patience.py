@@ -2,12 +2,12 @@
 sits out the search until the best value improves again.
 
 On quantised, noisy objectives such as CV scores, EI can keep proposing on the path of the
-incumbent long after the path stopped paying: on CASH wine (CondBayesSearchCV, random_state 1)
-the 16 candidates after a gradient-boosting dict reached 0.972 all went to that dict, six of
-them tying 0.972, while other dicts reach 0.994 (docs/search_cv.md sec. 8). The rule is the
-failure counter of a trust region (TuRBO, Eriksson et al. 2019, sec. 2: after ``tau_fail``
-consecutive failures the region shrinks, and at its smallest a new one starts elsewhere),
-kept per path: with the observations in the order they were evaluated and ``y`` minimised,
+incumbent long after the path stopped paying: on CASH wine (CondBayesSearchCV, random_state 1) the
+16 candidates after a gradient-boosting dict reached 0.972 all went to that dict, six of them tying
+0.972, while other dicts reach 0.994. The rule is the failure counter of a trust region (TuRBO,
+Eriksson et al. 2019, sec. 2: after ``tau_fail`` consecutive failures the region shrinks, and at
+its smallest a new one starts elsewhere), kept per path: with the observations in the order they
+were evaluated and ``y`` minimised,
 
     t*   = the last row i with y_i < min_{j < i} y_j     (the last improvement; row 0 counts)
     n_p  = #{i > t* : row i lies on path p}

@@ -76,13 +76,13 @@ def warp_outputs(y: np.ndarray, method: str) -> np.ndarray:
 def log_regret(y: np.ndarray, bound: float) -> np.ndarray:
     """``log(y - bound)``: minimisation values as the log of their gap to a value none can beat.
 
-    The model then sees a loss on a log scale (the log error of an accuracy, the log of a
-    squared error), on which the differences among good configurations are no longer dwarfed
-    by those of the failures: on the raw scale a few configurations that fail badly (an
-    accuracy of 0.1 beside a best of 0.97) set the output scale, the good region looks flat
-    and EI keeps exploring (docs/search_cv.md sec. 8). A gap of 0 (a value at the bound: a
-    perfect score) is floored at half the smallest positive gap, one step beyond the best
-    measured; all gaps 0 give zeros. Monotone, so the best configurations stay the best.
+    The model then sees a loss on a log scale (the log error of an accuracy, the log of a squared
+    error), on which the differences among good configurations are no longer dwarfed by those of
+    the failures: on the raw scale a few configurations that fail badly (an accuracy of 0.1 beside
+    a best of 0.97) set the output scale, the good region looks flat and EI keeps exploring. A gap
+    of 0 (a value at the bound: a perfect score) is floored at half the smallest positive gap, one
+    step beyond the best measured; all gaps 0 give zeros. Monotone, so the best configurations stay
+    the best.
 
     Raises:
         ValueError: a value is below ``bound``.

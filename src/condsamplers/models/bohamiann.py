@@ -26,7 +26,7 @@ step size ``eps`` and friction ``mdecay`` (``eps V^-1/2 C = mdecay``)::
     q <- q + v
 
 Defaults (D.1): ``eps = 1e-2``, ``mdecay = 0.05``, 2000 burn-in steps, then one sample every 50
-steps until 50 samples are kept; mini-batches of 20. Departures (docs/bnn.md): a cold chain
+steps until 50 samples are kept; mini-batches of 20. Departures from D.1: a cold chain
 burns in for 5000 steps (at 2000 it still underfitted the supplement's sinc data), and the
 noise prior is wider (``noise_prior_log_var`` 1 instead of 0.01, which pinned the noise).
 **Persistent chain**: ``warm_start`` (the previous fit's chain state: parameters, momentum,

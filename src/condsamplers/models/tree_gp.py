@@ -143,8 +143,8 @@ FOURIER_LOG_LENGTHSCALE = math.log(0.5)
 REFRESH_GROWTH = 1.1
 #: A cold fit (no warm start) on more rows than this runs its starts on a random subsample of
 #: this many rows first, then refines the best on all rows from that one start: the starts
-#: cost ``(n / COLD_FIT_ROWS)^3`` times less (a study resumed in a fresh process with 2000
-#: pruned trials; docs/pruning.md).
+#: cost ``(n / COLD_FIT_ROWS)^3`` times less, which matters when a study with thousands of
+#: pruned trials is resumed in a fresh process.
 COLD_FIT_ROWS = 1000
 #: Slice-sampling sweeps from the MAP values before the first hyperparameter sample is kept.
 SLICE_BURN_IN = 4

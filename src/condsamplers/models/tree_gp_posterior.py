@@ -40,8 +40,8 @@ class _Bucket:
 #: basis a CASH space has ``V`` = 550-700, where one evaluation with its gradient takes about
 #: 0.11 s by eq. 3 and 0.01 s by eq. 4. Below a few hundred features both cost a few
 #: milliseconds (V = 35-165 on the synthetic problems: 2.6-5.5 ms against 1.1-2.1 ms), a small
-#: part of a suggestion, and the fit keeps eq. 3, the form those problems' figures were
-#: measured with (docs/design.md).
+#: part of a suggestion, and the fit keeps eq. 3, the form those problems' benchmark figures
+#: were measured with.
 JOINT_FORM_MIN_FEATURES = 256
 
 # A leaf of ANALYTIC_GRADIENT_ROWS rows or more gets a batch of its own, and the analytic
@@ -50,8 +50,8 @@ JOINT_FORM_MIN_FEATURES = 256
 # cost up to 1.5^3 = 3.4 times its own work. At 10,000 trials of jenatton_large (8 leaves of
 # 293-703 rows) batches of one leaf took one evaluation of the log posterior with its gradient
 # from 0.76 s to 0.38 s, the analytic gradient to about 0.25 s. Smaller leaves keep the batches
-# they had (the same arithmetic, bit for bit, in the studies of a few hundred trials that
-# docs/benchmarks.md reports).
+# they had (the same arithmetic, bit for bit, so that the recorded benchmark studies of a few
+# hundred trials still reproduce).
 
 #: One leaf's Cholesky factor ``L_p`` and ``L_p^-1 [r_p, Z_p]``.
 _LeafFactor = tuple[int, torch.Tensor, torch.Tensor]
@@ -233,7 +233,7 @@ class TreeGPInference:
         masks, same_leaf = self._joint_rows()
         E = self._embedding(self.X_, self.active_, params) * masks
         # Not kernels.squared_distances(E, E): one row-norm node keeps the gradient's
-        # summation order of the runs docs/benchmarks.md reports.
+        # summation order of the recorded benchmark runs, so that they still reproduce.
         sq = (E * E).sum(-1)
         sq = (sq[:, None] + sq[None, :] - 2.0 * E @ E.T).clamp_min(0.0)
         covariance = self._amplitudes(params, leaf)[:, None] * matern52(sq) * same_leaf

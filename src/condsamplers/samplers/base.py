@@ -116,7 +116,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             ``0``: kriging believer, the model is conditioned on its own mean there. ``S >= 1``:
             Monte-Carlo EI (Snoek et al. 2012 sec. 3.3, DNGO sec. 3.3): EI averaged over ``S``
             models conditioned on joint samples of the pending outcomes. Default 8: at batch
-            size 5 it halved the believer's median regret on branching_nested (docs/batch.md).
+            size 5 it halved the believer's median regret on branching_nested.
         constraints_func: Optuna's (older) way to give constraints: called on each finished
             trial, it returns values ``c_k`` with ``c_k <= 0`` meaning feasible (as for
             Optuna's own samplers). Constraints set inside the objective with
@@ -168,25 +168,25 @@ class ConditionalSampler(BaseSampler, abc.ABC):
             improvement per second is the better one (docs/pruning.md). ``False`` (default):
             expected improvement alone.
         path_patience: ``None`` (default) or ``k``: a path (a set of active parameters and
-            the branch values leading to it) that has had ``k`` trials since the study's best
-            value last improved sits out the model's proposals until the best value improves
-            again, so that a quantised or noisy objective (a CV score) does not take every
-            trial to one branch that has stopped paying (:mod:`condsamplers.path_patience`,
-            eq. 1; the default of ``CondBayesSearchCV`` on more than 10 dicts, docs/search_cv.md
-            sec. 8). Single-objective studies only; with several objectives it has no effect.
+            the branch values leading to it) that has had ``k`` trials since the study's best value
+            last improved sits out the model's proposals until the best value improves again, so
+            that a quantised or noisy objective (a CV score) does not take every trial to one
+            branch that has stopped paying (:mod:`condsamplers.path_patience`, eq. 1; the default
+            of ``CondBayesSearchCV`` on more than 10 dicts). Single-objective studies only; with
+            several objectives it has no effect.
         local_search_radius: in ``(0, 1]``: how far (in the unit cube, per parameter) the
             gradient-based local search may move each of its starts. ``1.0`` (default): the
-            whole cube; ``CondBayesSearchCV`` uses 0.1 on more than 10 dicts (docs/search_cv.md
-            sec. 8).
+            whole cube; ``CondBayesSearchCV`` uses 0.1 on more than 10 dicts, where a small
+            radius keeps the local search a refinement of its quasi-random start.
     """
 
-    #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance: on where it
-    #: was measured to help (BNGPSampler, ArcGPSampler, TreeGPSampler; docs/design.md sec. 5),
-    #: plain EI elsewhere (DNGO, BOHAMIANN).
+    #: Augmented EI (Huang et al. 2006) when the surrogate fits a noise variance, so that a point
+    #: known to within the noise is not evaluated again: on for the GP samplers (BNGPSampler,
+    #: ArcGPSampler, TreeGPSampler), plain EI for the neural ones (DNGO, BOHAMIANN).
     noise_penalty: ClassVar[bool] = False
     #: The most COMPLETE trials the model is fitted to (``None``: all); the default of
     #: ``max_model_trials``. Tree GP: its cost grows with its largest leaf (``O(n_p^3)``):
-    #: 1.2 s at 4000 trials on jenatton_large, 2.5 s at 5000 (docs/benchmarks.md).
+    #: 1.2 s at 4000 trials on jenatton_large, 2.5 s at 5000 (``benchmarks/scaling.py``).
     default_max_model_trials: ClassVar[int | None] = 4000
 
     def __init__(

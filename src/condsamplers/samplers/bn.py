@@ -15,10 +15,10 @@ class BNGPSampler(ExactGPSampler):
     parameter may itself branch; several branching parameters are fine). The hyperparameters
     are fitted by marginal likelihood under a parametrisation that keeps the kernel positive
     definite (Theorem 1, generalised to several nested parameters), with the paper's constant
-    mean estimated by generalised least squares (eq. 1-3, ordinary kriging; docs/design.md
-    sec. 8). Proposals maximise log expected improvement over every path of the tree (the
-    paper's EI criterion), with Huang et al.'s (2006) augmented-EI factor for the fitted noise
-    (docs/design.md sec. 5). Usage::
+    mean estimated by generalised least squares (eq. 1-3, ordinary kriging). Proposals maximise
+    log expected improvement over every path of the tree (the paper's EI criterion), with Huang
+    et al.'s (2006) augmented-EI factor for the fitted noise, so that a point known to within
+    the noise is not evaluated again. Usage::
 
         study = optuna.create_study(sampler=BNGPSampler(seed=0))
 
@@ -27,5 +27,5 @@ class BNGPSampler(ExactGPSampler):
 
     kernel_name = "bn"
     #: Its kernel costs more per pair than the arc kernel: 93 s per suggestion at 1000 trials
-    #: (jenatton_large; docs/benchmarks.md), so the model sees at most 500.
+    #: (jenatton_large, ``benchmarks/scaling.py``), so the model sees at most 500.
     default_max_model_trials = 500

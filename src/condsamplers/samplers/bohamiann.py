@@ -43,7 +43,7 @@ class BOHAMIANNSampler(ConditionalSampler):
         noise_prior_log_var: the variance of ``log sigma^2`` under that prior. The defaults,
             1e-2 and 1, let the noise follow the data; pybnn's 1e-6 and 0.01 pull it towards
             zero, which fits smooth noise-free objectives more closely but can make the model
-            overconfident (docs/bnn.md secs. 3-4).
+            overconfident, so that it samples one point over and over.
         device: ``"cpu"`` or ``"cuda"`` for the network.
         **options: the arguments every sampler shares (``seed``, ``n_startup_trials``,
             ``independent_sampler``, ``n_candidates``, ``n_local_search``, ``n_fantasies``,

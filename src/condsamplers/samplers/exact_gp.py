@@ -18,14 +18,15 @@ class ExactGPSampler(ConditionalSampler):
     augmented-EI factor for the fitted noise: together they took the median regret on the
     noisy branching_nested problem from 0.043 to 0.019 for BNGPSampler (20 seeds) and from 0.062
     to 0.036 for ArcGPSampler (seeds 10-49, no run left on a wrong branch against 5 of 40);
-    either alone did worse (docs/design.md sec. 5 and 8)."""
+    either alone did worse."""
 
     kernel_name: ClassVar[str]
     #: The GP's constant prior mean, ``"sample"`` or ``"gls"`` (ordinary kriging;
     #: :class:`ExactGP`); ``None``: the kernel's ``default_mean``.
     constant_mean: ClassVar[str | None] = "gls"
     noise_penalty = True
-    #: ``O(n^3)``: ArcGPSampler takes 3.4 s at 500 trials, 19 s at 1000 (docs/benchmarks.md).
+    #: ``O(n^3)``: ArcGPSampler takes 3.4 s at 500 trials, 19 s at 1000
+    #: (``benchmarks/scaling.py``).
     default_max_model_trials = 1000
 
     def _make_model(self, seed: int, warm_start: Any) -> Surrogate:

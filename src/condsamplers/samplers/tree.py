@@ -46,9 +46,9 @@ class TreeGPSampler(ConditionalSampler):
             path only; ``"joint"``: maximise EI over every path at once; ``"auto"``
             (default): two-step while every observation is a complete training of one
             objective, joint once the study has pruned trials (observations at several
-            fidelities, docs/pruning.md), where the two-step search was measured to stay on the
-            paths that look good early, and in multi-objective studies, where the path EHVI
-            chose a decoy branch (docs/multi_objective.md).
+            fidelities), where the two-step search was measured to stay on the paths that look
+            good early, and in multi-objective studies, where the path EHVI chose a decoy
+            branch whose corners sit on the front by a hair.
         independent: ``c = 0``, one independent GP per path (the paper's baseline); it has no
             path EI, so it searches every path at once (``"auto"`` or ``"joint"``).
         leaf_inputs: ``"path"`` (a leaf GP sees every parameter active on its path) or
@@ -56,15 +56,15 @@ class TreeGPSampler(ConditionalSampler):
         inner_basis: ``"linear"`` (sec. 2.4) or ``"fourier"`` (default; sec. 4.3: random
             Fourier features of each shared numerical parameter, with a variance of its own,
             so what one path teaches the others about it is non-linear, and a parameter whose
-            effect differs from path to path is left to each path's GP; docs/design.md).
+            effect differs from path to path is left to each path's GP; linear terms drew
+            proposals to the bounds).
         signal_variance: ``"shared"`` (default: one signal variance for all paths) or
             ``"leaf"`` (each path's GP has its own, the ``K_p`` of eq. 1; the default of
-            ``CondBayesSearchCV``, docs/search_cv.md sec. 8).
+            ``CondBayesSearchCV``, whose classifiers differ in how much their scores vary).
         offsets: ``"leaf"`` (default: each path's GP has its own constant mean ``b_p``, eq. 1)
             or ``"shared"`` (one constant for every path, the generalised-least-squares
             constant of ordinary kriging: a path reverts to the common level away from its
-            own observations; with ``independent=True`` the default of ``CondBayesSearchCV``,
-            docs/search_cv.md sec. 8).
+            own observations; with ``independent=True`` the default of ``CondBayesSearchCV``).
         branch_draw: ``True`` (default): in the two-step search, each parameter with three or
             more branches (an estimator family, a preprocessing) first takes a branch by a
             Thompson draw on how often each branch holds the best 10% of the trials
@@ -73,7 +73,7 @@ class TreeGPSampler(ConditionalSampler):
             branches together, and those below them one by one, by TPE's rule
             (:mod:`condsamplers.branch_tpe`): on CASH iris (seeds 0-19) 19 runs of 20 reach two
             errors in 150 (the default 11, TPE 9), but on breast cancer and diabetes it ends
-            behind the default (docs/benchmarks.md). ``False``: the path EI chooses among all
+            behind the default (``benchmarks/hpo``). ``False``: the path EI chooses among all
             paths (the paper's first step). Spaces whose branching parameters all have two
             branches are searched the same way with each.
         hyperparameter_samples: ``0`` (default): EI of the MAP hyperparameters. ``S > 0``: EI
@@ -94,9 +94,9 @@ class TreeGPSampler(ConditionalSampler):
             at every step with one fit.
     """
 
-    #: Augmented EI (Huang et al. 2006): EI times ``1 - tau / sqrt(s^2 + tau^2)`` (docs/design.md
-    #: sec. 5), so that a noisy objective is not sampled again where only its noise is left;
-    #: plain EI once the study has pruned trials (``noise_penalty_with_fidelity``).
+    #: Augmented EI (Huang et al. 2006): EI times ``1 - tau / sqrt(s^2 + tau^2)``, so that a noisy
+    #: objective is not sampled again where only its noise is left; plain EI once the study has
+    #: pruned trials (``noise_penalty_with_fidelity``).
     noise_penalty = True
 
     def __init__(

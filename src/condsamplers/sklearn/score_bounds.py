@@ -1,11 +1,11 @@
 """The best value a scikit-learn score can reach, when it is known.
 
-``CondBayesSearchCV``'s default sampler models the log of each score's gap to it (the log error
-of an accuracy; :func:`condsamplers.warping.log_regret`, docs/search_cv.md sec. 8). Only
-scores whose bound holds for every estimator and data set are listed; for any other score
-(a callable, ``mutual_info_score``, the ``score`` method of an estimator from outside
-scikit-learn that overrides the accuracy or R^2 of scikit-learn's mixins) the bound is
-``None`` and the scores are modelled as they are.
+``CondBayesSearchCV``'s default sampler models the log of each score's gap to it (the log error of
+an accuracy; :func:`condsamplers.warping.log_regret`), on which the good configurations are told
+apart as clearly as the bad ones. Only scores whose bound holds for every estimator and data set
+are listed; for any other score (a callable, ``mutual_info_score``, the ``score`` method of an
+estimator from outside scikit-learn that overrides the accuracy or R^2 of scikit-learn's mixins)
+the bound is ``None`` and the scores are modelled as they are.
 """
 
 from __future__ import annotations

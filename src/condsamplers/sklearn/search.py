@@ -137,18 +137,17 @@ class CondBayesSearchCV(BaseSearchCV):
             independent=True, offsets="shared", output_warping="none", objective_bound=b)``
             seeded from ``random_state`` (joint EI: each branch is valued by what its best
             configuration may reach, not by its mean level as the two-step EI does; a GP and a
-            signal variance per branch, all around one constant mean, so that a branch whose
-            first random trials were poor is not written off; ``b`` the best value of the
-            maximised score when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss,
-            so that the model fits the log error; docs/search_cv.md sec. 8). With more than
-            ``MANY_DICTS`` (10) dicts, ``independent=False``: each dict also gets a level of
-            its own, learnt from its trials and shrunk towards the others' (most dicts then
-            hold none or one trial after the random first candidates), and
+            signal variance per branch, all around one constant mean, so that a branch whose first
+            random trials were poor is not written off; ``b`` the best value of the maximised score
+            when it is known, 1 for accuracy or R^2, 0 for a ``neg_*`` loss, so that the model fits
+            the log error). With more than ``MANY_DICTS`` (10) dicts, ``independent=False``: each
+            dict also gets a level of its own, learnt from its trials and shrunk towards the
+            others' (most dicts then hold none or one trial after the random first candidates), and
             ``path_patience=5``: a dict that has had 5 candidates since the best score last
-            improved sits out until the best score improves again, so that a search does not
-            spend its candidates on one dict's plateau, and ``local_search_radius=0.1``: the
-            acquisition's local search refines its quasi-random starts instead of running to
-            the edges of the space.
+            improved sits out until the best score improves again, so that a search does not spend
+            its candidates on one dict's plateau, and ``local_search_radius=0.1``: the
+            acquisition's local search refines its quasi-random starts instead of running to the
+            edges of the space.
         scoring: as for ``RandomizedSearchCV``. The score maximised is the ``refit`` metric
             for multi-metric scoring with ``refit="name"``, the single score otherwise, and the
             first metric of ``scoring`` when several are scored and ``refit`` is ``False`` or
@@ -178,7 +177,7 @@ class CondBayesSearchCV(BaseSearchCV):
             whole; or the parameter set to the amount), in Hyperband's brackets (a candidate's
             bracket sets its first rung) with asynchronous successive halving in each (it goes
             on to the next rung while its score is in the best ``1 / factor`` of its bracket's
-            scores on that rung so far; docs/search_cv.md sec. 9).
+            scores on that rung so far; Li et al. 2018 and 2020).
             The sampler learns from the stopped candidates too, the amount as a fidelity
             input (docs/pruning.md). ``n_iter`` counts candidates, stopped ones included.
         min_resources: the smallest amount of the resource (``"smallest"``: ``2 * n_splits``

@@ -181,11 +181,10 @@ class ConditionalSpace:
     def search_space(self) -> dict[str, BaseDistribution]:
         """Optuna search space over all parameter names.
 
-        A name with variants in several branches (another range in each, docs/design.md sec.
-        2.4) gets one distribution that covers them all (:func:`covering_distribution`):
-        Optuna checks only its kind against the distribution a trial asks, then takes the
-        proposed value if the asked one contains it; the first variant's range alone would
-        drop the others' values.
+        A name with variants in several branches (another range in each) gets one distribution that
+        covers them all (:func:`covering_distribution`): Optuna checks only its kind against the
+        distribution a trial asks, then takes the proposed value if the asked one contains it; the
+        first variant's range alone would drop the others' values.
         """
         variants: dict[str, list[BaseDistribution]] = {}
         for node in self.nodes:
