@@ -90,6 +90,27 @@ def test_plot_only_draws_the_recorded_regret_of_the_samplers_asked(tmp_path: Pat
     assert "wrote" in out
 
 
+def test_paired_compares_the_runs_of_one_sampler_seed_by_seed(tmp_path: Path) -> None:
+    def results(regrets: dict[str, list[float]]) -> dict:
+        runs = {
+            problem: {"treegp": {str(s): {"regret": [1.0, r]} for s, r in enumerate(values)}}
+            for problem, values in regrets.items()
+        }
+        return {"format": 1, "commands": [], "runs": runs, "timing": {}}
+
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    before.write_text(json.dumps(results({"a": [1e-3] * 6, "b": [0.1, 0.2]})))
+    after.write_text(json.dumps(results({"a": [1e-5] * 6, "b": [0.2, 0.1]})))
+    out = run_script(
+        BENCHMARKS / "paired.py",
+        *("--before", str(before), "--after", str(after)),
+        cwd=tmp_path,
+    )
+    assert "| a | 6 | 0.001 | 1e-05 | 6 | 0 |" in out
+    assert "| b | 2 | 0.15 | 0.15 | 1 | 1 |" in out
+    assert "8 pairs: lower 7, higher 1" in out
+
+
 def test_scaling_times_each_study_size(tmp_path: Path) -> None:
     out = run_script(
         BENCHMARKS / "scaling.py",

@@ -161,7 +161,6 @@ def counting_fits(monkeypatch) -> list[np.ndarray]:
         (WarpingChoice(True, 25, 0.1), 27, False),
         (WarpingChoice(True, 25, 0.1), 28, True),
         (WarpingChoice(True, 2, 0.1), 3, True),
-        (WarpingChoice(True, 40, 0.1, flipped=True), 41, True),
     ],
 )
 def test_the_fits_are_compared_again_once_the_data_grew_by_a_tenth(previous, n, due) -> None:
@@ -181,17 +180,17 @@ def test_a_best_closer_to_the_bound_by_a_hair_does_not_call_a_comparison() -> No
     assert comparison_due(accuracy, 101, -0.975, -1.0)  # 0.025: 1.2-fold closer
 
 
-def test_once_the_preference_changed_the_fits_are_compared_at_every_step(monkeypatch) -> None:
+def test_a_changed_preference_is_compared_again_on_the_schedule_only(monkeypatch) -> None:
     seen = counting_fits(monkeypatch)
     best = float(ERRORS.min())
     due_by_growth = WarpingChoice(False, len(X) - 3, best)  # the values were preferred
     _, y, choice = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, due_by_growth)
     assert len(seen) == 2 and np.array_equal(y, log_regret(ERRORS, 0.0))
-    assert choice == WarpingChoice(True, len(X), best, flipped=True)
-    assert comparison_due(choice, len(X), best, 0.0)  # and so at the next step too
+    assert choice == WarpingChoice(True, len(X), best)
+    assert not comparison_due(choice, len(X), best, 0.0)  # one fit at the next step
     seen.clear()
-    _, _, again = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, choice)
-    assert len(seen) == 2 and again == choice  # the same preference: still flipped
+    _, again_y, again = fit_auto(ExactGP(seed=0), X, ACTIVE, ERRORS, FEATURES, choice)
+    assert len(seen) == 1 and again == choice and np.array_equal(again_y, y)
 
 
 def test_between_comparisons_only_the_preferred_fit_is_made_and_it_is_the_same_fit(

@@ -102,6 +102,7 @@ PUBLIC_NAMES = {
         "check_hidden_sizes",
         "resolve_device",
     ],
+    "condsamplers.models.threads": ["single_threaded"],
     "condsamplers.models.tree_gp": [
         "FOURIER_LOG_LENGTHSCALE",
         "FourierBasis",

@@ -9,6 +9,7 @@ import torch
 from conftest import with_stable_ids
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from condsamplers.models.gp import ExactGP
 from condsamplers.sklearn import (
     BOHAMIANNRegressor,
     CondGPRegressor,
@@ -269,3 +270,26 @@ def test_neural_regressors_reject_bad_parameters(regressor, match: str) -> None:
     X, y = conditional_data(10, seed=0)
     with pytest.raises(ValueError, match=match):
         regressor.fit(X, y)
+
+
+def test_fit_and_predict_run_on_one_thread_and_restore_the_callers_threads(monkeypatch) -> None:
+    """Small models run on one thread (many threads only oversubscribe the cores); the
+    caller's thread count comes back after ``fit`` and ``predict``."""
+    seen: list[int] = []
+    original = ExactGP.fit
+
+    def recording_fit(self, *args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(ExactGP, "fit", recording_fit)
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        X, y = conditional_data(30, seed=0)
+        model = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y)
+        assert seen == [1] and torch.get_num_threads() == 2
+        model.predict(X)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -29,11 +29,10 @@ gap to the bound has shrunk 1.1-fold (:data:`COMPARE_GROWTH`) since the last com
 new best moves the log's spread most; a best closer by a hair, as a smooth objective
 converging gives at every step, does not count); and each time its observations have grown
 by a tenth since the last comparison (:func:`fit_auto`, :func:`comparison_due`). At the steps
-between, only the fit the evidence last preferred is made. Once a comparison has preferred
-the other fit, the study compares at every step from then on: its preference is not
-settled. Where the preference holds (the log error, on the CV scores measured), the
-proposals are those of a comparison at every step (:func:`fit_by_evidence`), and a 50-trial
-study with 10 startup trials makes 54 fits plus one per such new best instead of 80.
+between, only the fit the evidence last preferred is made, so that a step costs one fit
+whichever fit is preferred: where the preference holds, the proposals are those of a
+comparison at every step (:func:`fit_by_evidence`), and a 50-trial study with 10 startup
+trials makes 54 fits plus one per such new best instead of 80.
 """
 
 from __future__ import annotations
@@ -67,24 +66,21 @@ COMPARE_GROWTH = Fraction(11, 10)
 @dataclasses.dataclass(frozen=True)
 class WarpingChoice:
     """What the last comparison of the evidence preferred (``logged``: the log error), on how
-    many observations it was made (``n_compared``), the best (lowest) value then, and whether
-    any comparison of the study has preferred the other fit (``flipped``)."""
+    many observations it was made (``n_compared``) and the best (lowest) value then."""
 
     logged: bool
     n_compared: int
     best: float
-    flipped: bool = False
 
 
 def comparison_due(previous: WarpingChoice | None, n: int, best: float, bound: float) -> bool:
     """Whether the fits are compared on ``n`` observations whose lowest value is ``best``: no
-    comparison yet, a preference that has changed once in the study (it may change again:
-    compare at every step), a best whose gap to ``bound`` has shrunk ``COMPARE_GROWTH``-fold
+    comparison yet, a best whose gap to ``bound`` has shrunk ``COMPARE_GROWTH``-fold
     since the last one (it moves the log error's spread, ``log(y - bound)``, by at least
     ``log 1.1``; a best closer by a hair, as a smooth objective converging gives at every
     step, does not), or ``n`` at least ``COMPARE_GROWTH`` times the last one's number, and
     more than it."""
-    if previous is None or previous.flipped:
+    if previous is None:
         return True
     if COMPARE_GROWTH * (best - bound) < previous.best - bound:
         return True
@@ -121,8 +117,7 @@ def fit_auto(
         fitted, values, logged = _compare(model, X, active, y, features, bound)
         if logged is None:
             return fitted, values, None
-        flipped = previous is not None and (previous.flipped or previous.logged != logged)
-        return fitted, values, WarpingChoice(logged, len(y), float(y.min()), flipped)
+        return fitted, values, WarpingChoice(logged, len(y), float(y.min()))
     assert previous is not None
     if not previous.logged:
         model.fit(X, active, y, features)

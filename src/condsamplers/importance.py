@@ -60,6 +60,7 @@ from condsamplers.importance_sobol import (
     latent_to_configurations,
 )
 from condsamplers.models.gp import ExactGP
+from condsamplers.models.threads import single_threaded
 from condsamplers.samplers.observations import finite_minimisation_values
 from condsamplers.space import ConditionalSpace, infer_space
 from condsamplers.validation import check_int
@@ -84,6 +85,7 @@ Target = Callable[[FrozenTrial], float]
 # ---------------------------------------------------------------------------------------------
 
 
+@single_threaded()
 def sobol_indices(
     study: Study,
     *,

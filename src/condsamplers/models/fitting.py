@@ -20,6 +20,17 @@ _logger = get_logger("condsamplers.models")
 
 Params = dict[str, torch.Tensor]
 
+#: A warm-started fit also starts from the defaults (a refresh) once the data have grown by
+#: this factor since the last refresh.
+REFRESH_GROWTH = 1.1
+#: Between refreshes, a warm fit keeps the previous hyperparameters, without optimising, while
+#: the log posterior per observation at them is at most this far (nats) below that of the last
+#: optimisation: the new observations agree with them.
+KEEP_MAX_DROP = 0.1
+#: L-BFGS-B iterations of a warm fit between refreshes (the previous optimum its only start;
+#: the next steps go on from where it stops).
+WARM_MAX_ITER = 30
+
 #: Floor of the noise variance, in units of the standardised ``y``.
 MIN_NOISE = 1e-6
 #: Bounds of every raw hyperparameter in the L-BFGS-B search.
@@ -53,6 +64,25 @@ def robust_cholesky(K: torch.Tensor, log: bool = True) -> torch.Tensor:
     raise NumericalError(
         f"Kernel matrix is not positive definite even with jitter {jitter / 10:.1e}."
     )
+
+
+def refresh_due(n: int, last_refresh_n: int) -> bool:
+    """Whether a warm-started fit on ``n`` observations also starts from the defaults: the
+    data have grown by ``REFRESH_GROWTH`` since the last refresh (on ``last_refresh_n``)."""
+    return n >= REFRESH_GROWTH * last_refresh_n
+
+
+def keeps_hyperparameters(
+    log_posterior_at_previous: float, n: int, last_refresh_n: int, optimised_per_observation: float
+) -> bool:
+    """Whether a fit on ``n`` observations keeps the previous hyperparameters without
+    optimising them: no refresh is due, and the log posterior per observation at them
+    (``log_posterior_at_previous / n``) is at most ``KEEP_MAX_DROP`` below that of the last
+    optimisation. The schedule every GP-type model shares: most BO steps then cost one
+    factorisation instead of a hyperparameter search."""
+    if refresh_due(n, last_refresh_n):
+        return False
+    return log_posterior_at_previous / n >= optimised_per_observation - KEEP_MAX_DROP
 
 
 def noise_variance_of(params: Params, min_noise: float, y_std: float) -> float:

@@ -19,6 +19,7 @@ Optuna's GPSampler), the kernel's own priors on its parameters.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,11 +29,14 @@ from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
+    WARM_MAX_ITER,
     NumericalError,
     evidence_of_values,
     gamma_log_prior,
+    keeps_hyperparameters,
     maximise_log_posterior,
     noise_variance_of,
+    refresh_due,
     robust_cholesky,
     standardise,
 )
@@ -53,7 +57,10 @@ class ExactGP(Surrogate):
         kernel: kernel name or a :class:`~condsamplers.kernels.Kernel` instance.
         n_restarts: random restarts of a cold hyperparameter fit (no usable ``warm_start``).
         seed: seed of the random restarts.
-        warm_start: raw hyperparameters of a previous fit, tried as an extra start.
+        warm_start: what :meth:`warm_start_state` returned after a previous fit. Between
+            refreshes its hyperparameters are kept or refined by a few iterations
+            (:func:`~condsamplers.models.fitting.keeps_hyperparameters`); at a refresh they are
+            a start beside the defaults.
         max_iter: L-BFGS-B iterations per start.
         min_noise: floor of the noise variance, in units of the standardised ``y``. The default
             suits noise-free objectives; a larger floor (say 0.03) regularises regression on
@@ -73,7 +80,7 @@ class ExactGP(Surrogate):
         kernel: str | Kernel = "arc",
         n_restarts: int = 2,
         seed: int | None = None,
-        warm_start: Params | None = None,
+        warm_start: dict[str, Any] | None = None,
         max_iter: int = 200,
         min_noise: float = MIN_NOISE,
         mean: str | None = None,
@@ -108,19 +115,33 @@ class ExactGP(Surrogate):
         params["log_noise"] = torch.tensor([math.log(1e-2)], dtype=torch.float64)
         return params
 
-    def _starts(self) -> list[Params]:
-        """Warm start (if compatible) and defaults; random restarts only for a cold fit.
+    def _warm_params(self, default: Params) -> Params | None:
+        """The previous fit's hyperparameters, if they fit this space's; else ``None``."""
+        old = (self.warm_start or {}).get("params")
+        if old is None or not all(
+            k in old and old[k].shape == v.shape for k, v in default.items()
+        ):
+            return None
+        return {k: old[k].clone() for k in default}
+
+    def _starts(self, warm: Params | None) -> list[Params]:
+        """The warm start alone between refreshes; the warm start and the defaults at a
+        refresh; the defaults and random restarts for a cold fit.
 
         Between two BO steps the posterior over hyperparameters moves little, so the previous
-        optimum plus the defaults suffice (as in Optuna's GPSampler); random restarts guard the
-        first fit against a poor local optimum.
+        optimum (plus the defaults now and then, as in Optuna's GPSampler) suffices; random
+        restarts guard the first fit against a poor local optimum.
         """
         default = self._default_params()
-        if self.warm_start is not None and all(
-            k in self.warm_start and self.warm_start[k].shape == v.shape
-            for k, v in default.items()
-        ):
-            return [{k: self.warm_start[k].clone() for k in default}, default]
+        n = len(self.z_)
+        if warm is not None:
+            last_refresh = int(self.warm_start["full_fit_n"])  # type: ignore[index]
+            if not refresh_due(n, last_refresh):
+                self.full_fit_n_ = last_refresh
+                return [warm]
+            self.full_fit_n_ = n
+            return [warm, default]
+        self.full_fit_n_ = n
         starts = [default]
         generator = torch.Generator().manual_seed(0 if self.seed is None else int(self.seed))
         for _ in range(self.n_restarts):
@@ -133,16 +154,44 @@ class ExactGP(Surrogate):
         return starts
 
     def _optimise_hyperparameters(self) -> Params:
+        warm = self._warm_params(self._default_params())
+        if warm is not None:
+            with torch.no_grad():
+                at_warm = float(self._log_posterior(warm)[0])
+            state = self.warm_start
+            assert state is not None
+            if keeps_hyperparameters(
+                at_warm, len(self.z_), state["full_fit_n"], state["optimised_per_observation"]
+            ):
+                self.full_fit_n_ = int(state["full_fit_n"])
+                self.optimised_per_observation_ = float(state["optimised_per_observation"])
+                self._set_fit_summary(warm)
+                return warm
+        starts = self._starts(warm)
+        refresh = self.full_fit_n_ == len(self.z_)
+        max_iter = self.max_iter if refresh else min(self.max_iter, WARM_MAX_ITER)
         params = maximise_log_posterior(
-            lambda p: self._log_posterior(p)[0], self._starts(), len(self.z_), self.max_iter
+            lambda p: self._log_posterior(p)[0], starts, len(self.z_), max_iter
         )
         if params is None:
             _logger.warning("GP hyperparameter fit failed from every start; using the defaults.")
             params = self._default_params()
+        self._set_fit_summary(params)
+        self.optimised_per_observation_ = self.log_posterior_ / len(self.z_)
+        return params
+
+    def _set_fit_summary(self, params: Params) -> None:
         with torch.no_grad():
             log_posterior, log_ml = self._log_posterior(params)
         self.log_posterior_, self.log_marginal_likelihood_ = float(log_posterior), float(log_ml)
-        return params
+
+    def warm_start_state(self) -> dict[str, Any]:
+        """What the next fit needs to start from this one."""
+        return {
+            "params": {k: v.detach().clone() for k, v in self.params_.items()},
+            "full_fit_n": self.full_fit_n_,
+            "optimised_per_observation": self.optimised_per_observation_,
+        }
 
     def _log_posterior(self, params: Params) -> tuple[torch.Tensor, torch.Tensor]:
         """(log marginal likelihood + log priors, log marginal likelihood) of ``z_``."""
@@ -244,10 +293,10 @@ class ExactGP(Surrogate):
             self.kernel,
             self.n_restarts,
             self.seed,
-            self.params_,
-            self.max_iter,
-            self.min_noise,
-            self.mean,
+            warm_start=self.warm_start,
+            max_iter=self.max_iter,
+            min_noise=self.min_noise,
+            mean=self.mean,
         )
         other.features_ = self.features_
         other.y_mean_, other.y_std_ = self.y_mean_, self.y_std_

@@ -93,12 +93,16 @@ from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
     MIN_NOISE,
+    REFRESH_GROWTH,
+    WARM_MAX_ITER,
     Params,
     evidence_of_values,
     gamma_log_prior,
+    keeps_hyperparameters,
     maximise_log_posterior,
     noise_variance_of,
     random_restarts,
+    refresh_due,
     slice_sample,
     standardise,
 )
@@ -139,8 +143,6 @@ OFFSETS = ("leaf", "shared")
 INNER_BASES = ("linear", "fourier")
 #: Prior mean (and default) of the log length scale of the Fourier features, unit-cube units.
 FOURIER_LOG_LENGTHSCALE = math.log(0.5)
-#: A warm-started fit also starts from the defaults once the data have grown by this factor.
-REFRESH_GROWTH = 1.1
 #: A cold fit (no warm start) on more rows than this runs its starts on a random subsample of
 #: this many rows first, then refines the best on all rows from that one start: the starts
 #: cost ``(n / COLD_FIT_ROWS)^3`` times less, which matters when a study with thousands of
@@ -381,11 +383,38 @@ class TreeGP(TreeGPInference, Surrogate):
             self.full_fit_n_ = n
             return [default, *random_restarts(default, self.n_restarts, self.seed)]
         last_full = int(self.warm_start.get("full_fit_n", 0))  # type: ignore[union-attr]
-        if n < REFRESH_GROWTH * last_full:
+        if not refresh_due(n, last_full):
             self.full_fit_n_ = last_full
             return [warm]
         self.full_fit_n_ = n
         return [warm, default]
+
+    def _is_refresh(self) -> bool:
+        """Whether this fit starts from the defaults (cold, or a refresh): not the warm start
+        alone, between two refreshes."""
+        return self.full_fit_n_ == len(self.z_)
+
+    def _kept_params(self) -> Params | None:
+        """The previous fit's hyperparameters, kept without optimisation
+        (:func:`~condsamplers.models.fitting.keeps_hyperparameters`) while the tree has kept
+        its leaves and feature groups; ``None``: optimise."""
+        state = self.warm_start
+        if not state or "optimised_per_observation" not in state:
+            return None
+        n = len(self.z_)
+        if refresh_due(n, int(state["full_fit_n"])):
+            return None
+        warm = self._warm_params(self._default_params())
+        if warm is None or not self.warm_complete_:
+            return None
+        with torch.no_grad():
+            log_posterior = float(self._log_posterior(warm))
+        per_observation = float(state["optimised_per_observation"])
+        if not keeps_hyperparameters(log_posterior, n, int(state["full_fit_n"]), per_observation):
+            return None
+        self.full_fit_n_ = int(state["full_fit_n"])
+        self.optimised_per_observation_ = per_observation
+        return warm
 
     def warm_start_state(self) -> dict[str, Any]:
         """What the next fit needs to start from this one (hyperparameters by meaning)."""
@@ -394,6 +423,7 @@ class TreeGP(TreeGPInference, Surrogate):
             "leaves": self.structure_.leaves,
             "group_keys": self.layout_.group_keys,
             "full_fit_n": self.full_fit_n_,
+            "optimised_per_observation": self.optimised_per_observation_,
         }
 
     def _warm_params(self, default: Params) -> Params | None:
@@ -402,6 +432,11 @@ class TreeGP(TreeGPInference, Surrogate):
         if not state or state["params"]["log_omega"].shape != default["log_omega"].shape:
             return None
         old = state["params"]
+        self.warm_complete_ = set(old) == set(default) and all(
+            old[k].shape == v.shape for k, v in default.items()
+        )
+        self.warm_complete_ &= list(state["leaves"]) == list(self.structure_.leaves)
+        self.warm_complete_ &= list(state["group_keys"]) == list(self.layout_.group_keys)
         params = {
             k: old[k].clone() if k in old and old[k].shape == v.shape else v.clone()
             for k, v in default.items()
@@ -427,10 +462,18 @@ class TreeGP(TreeGPInference, Surrogate):
         return params
 
     def _optimise_hyperparameters(self) -> Params:
+        kept = self._kept_params()
+        if kept is not None:
+            with torch.no_grad():
+                evidence = self._log_evidence(kept)
+                self.log_marginal_likelihood_ = float(evidence)
+                self.log_posterior_ = float(evidence + self._log_prior(kept))
+            return kept
         starts = self._starts()
         if len(starts) > 1 and self.warm_start is None and len(self.z_) > COLD_FIT_ROWS:
             starts = self._subsample_optimum(starts) or starts
-        params = maximise_log_posterior(self._log_posterior, starts, len(self.z_), self.max_iter)
+        max_iter = self.max_iter if self._is_refresh() else min(self.max_iter, WARM_MAX_ITER)
+        params = maximise_log_posterior(self._log_posterior, starts, len(self.z_), max_iter)
         if params is None:
             _logger.warning("Tree GP hyperparameter fit failed from every start; using defaults.")
             params = self._default_params()
@@ -438,6 +481,7 @@ class TreeGP(TreeGPInference, Surrogate):
             evidence = self._log_evidence(params)
             self.log_marginal_likelihood_ = float(evidence)
             self.log_posterior_ = float(evidence + self._log_prior(params))
+        self.optimised_per_observation_ = self.log_posterior_ / len(self.z_)
         return params
 
     def _subsample_optimum(self, starts: list[Params]) -> list[Params] | None:

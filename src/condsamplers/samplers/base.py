@@ -16,16 +16,13 @@ at the same time.
 from __future__ import annotations
 
 import abc
-import contextlib
 import dataclasses
 import logging
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import threadpoolctl
-import torch
 from optuna.distributions import BaseDistribution
 from optuna.samplers import BaseSampler, RandomSampler
 from optuna.study import Study
@@ -36,6 +33,7 @@ from condsamplers.evidence_warping import AUTO_WARPING, WarpingChoice
 from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.gp import NumericalError
+from condsamplers.models.threads import single_threaded
 from condsamplers.optimize import OptimizerSettings
 from condsamplers.pipeline import Observations, propose
 from condsamplers.samplers.observations import (
@@ -76,18 +74,6 @@ _logger = get_logger(__name__)
 #: How often a proposal that a concurrent worker's recorded proposal duplicates is redone
 #: before the trial goes to the independent sampler.
 MAX_RACE_RETRIES = 3
-
-
-@contextlib.contextmanager
-def _single_threaded() -> Iterator[None]:
-    """Small torch/BLAS problems run fastest on one thread (no oversubscription of the cores)."""
-    old_threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        with threadpoolctl.threadpool_limits(limits=1):
-            yield
-    finally:
-        torch.set_num_threads(old_threads)
 
 
 class ConditionalSampler(BaseSampler, abc.ABC):
@@ -310,7 +296,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         if not search_space:
             return {}
         study = whole_study(study)
-        with self._lock, _single_threaded():
+        with self._lock, single_threaded():
             complete = self._evaluated(study)  # read under the lock: see sample_independent
             if len(complete) < max(self._n_startup_trials, 1):
                 return {}
@@ -344,7 +330,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
         with self._lock:
             complete = self._evaluated(study)
             if len(complete) >= max(self._n_startup_trials, 1):
-                with _single_threaded():
+                with single_threaded():
                     value = self._conditioned_value(study, trial, complete, param_name)
                 if value is not _NO_VALUE and fits(param_distribution, value):
                     return value

@@ -40,4 +40,4 @@ class ExactGPSampler(ConditionalSampler):
 
     def _warm_start_of(self, model: Surrogate) -> Any:
         assert isinstance(model, ExactGP)
-        return model.params_
+        return model.warm_start_state()

@@ -30,6 +30,7 @@ from condsamplers.models.base import Surrogate
 from condsamplers.models.bohamiann import BOHAMIANN
 from condsamplers.models.dngo import DNGO
 from condsamplers.models.gp import MIN_NOISE, ExactGP
+from condsamplers.models.threads import single_threaded
 from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
 from condsamplers.space import FeatureSpec, infer_parents
 from condsamplers.validation import is_integer
@@ -64,6 +65,7 @@ class _ConditionalRegressor(RegressorMixin, BaseEstimator):
         return tags
 
     # -- fitting -------------------------------------------------------------------------
+    @single_threaded()
     def fit(self, X: Any, y: Any) -> Any:
         """Fit the model (hyperparameters included) to ``X`` (``NaN`` = inactive) and ``y``."""
         self._check_params()
@@ -184,6 +186,7 @@ class _ConditionalRegressor(RegressorMixin, BaseEstimator):
         return index.astype(np.float64)
 
     # -- prediction ----------------------------------------------------------------------
+    @single_threaded()
     def predict(self, X: Any, return_std: bool = False) -> np.ndarray | tuple[np.ndarray, ...]:
         """Posterior mean of the latent ``f`` at ``X`` and, if ``return_std``, its std.
 
