@@ -526,10 +526,15 @@ def hartmann6_function(x: Any) -> Any:
     return -(HARTMANN6_ALPHA * np.exp(-distances)).sum(-1)
 
 
-def _suggest_hartmann6(trial: optuna.Trial) -> dict[str, Any]:
-    for j in range(6):
+def suggest_unit_floats(trial: optuna.Trial, n: int) -> dict[str, Any]:
+    """``x1`` to ``x<n>``, each a float in ``[0, 1]``."""
+    for j in range(n):
         trial.suggest_float(f"x{j + 1}", 0.0, 1.0)
     return dict(trial.params)
+
+
+def _suggest_hartmann6(trial: optuna.Trial) -> dict[str, Any]:
+    return suggest_unit_floats(trial, 6)
 
 
 def _value_hartmann6(params: Params) -> float:

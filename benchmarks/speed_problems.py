@@ -21,7 +21,7 @@ from typing import Any
 
 import optuna
 
-from benchmarks.problems import Params, Problem, hartmann6, hartmann6_function
+from benchmarks.problems import Params, Problem, hartmann6, suggest_unit_floats
 
 
 @dataclass(frozen=True)
@@ -226,13 +226,7 @@ def cash_synthetic() -> Problem:
 
 
 def _suggest_hartmann6_padded(trial: optuna.Trial) -> dict[str, Any]:
-    for j in range(10):
-        trial.suggest_float(f"x{j + 1}", 0.0, 1.0)
-    return dict(trial.params)
-
-
-def _value_hartmann6_padded(params: Params) -> float:
-    return float(hartmann6_function([float(params[f"x{j + 1}"]) for j in range(6)]))
+    return suggest_unit_floats(trial, 10)
 
 
 def hartmann6_padded() -> Problem:
@@ -247,7 +241,7 @@ def hartmann6_padded() -> Problem:
         optimal_params=optimal,
         expected_tree={name: None for name in optimal},
         suggest=_suggest_hartmann6_padded,
-        value=_value_hartmann6_padded,
+        value=hartmann6().value,  # reads x1 to x6 only
         description="Hartmann 6-d plus 4 inert dimensions, 10 continuous parameters, flat",
     )
 

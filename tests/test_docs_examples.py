@@ -6,13 +6,11 @@ block that writes a file writes it there."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_script
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = ("README.md", "docs/index.md")
@@ -29,13 +27,4 @@ def test_every_python_block_of_the_page_runs(page: str, tmp_path: Path) -> None:
     assert blocks, f"{page} has no Python block"
     script = tmp_path / "blocks.py"
     script.write_text("\n\n".join(blocks))
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MPLBACKEND": "Agg"}
-    result = subprocess.run(
-        [sys.executable, str(script)],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, f"{page}:\n{result.stderr[-3000:]}"
+    run_script(script, cwd=tmp_path)
