@@ -109,6 +109,19 @@ def test_paired_compares_the_runs_of_one_sampler_seed_by_seed(tmp_path: Path) ->
     assert "| a | 6 | 0.001 | 1e-05 | 6 | 0 |" in out
     assert "| b | 2 | 0.15 | 0.15 | 1 | 1 |" in out
     assert "8 pairs: lower 7, higher 1" in out
+    # the suite's records: best values, normalised per task over both versions
+    runs = [
+        {"task": "t", "sampler": "treegp", "seed": seed, "values": [0.5, value]}
+        for seed, value in enumerate([0.2, 0.4])
+    ]
+    before.write_text("\n".join(json.dumps(run) for run in runs))
+    runs[1]["values"] = [0.5, 0.1]
+    after.write_text("\n".join(json.dumps(run) for run in runs))
+    out = run_script(
+        BENCHMARKS / "paired.py", "--before", str(before), "--after", str(after), cwd=tmp_path
+    )
+    assert "| t | 2 | 0.3 | 0.15 | 1 | 0 |" in out
+    assert "mean change of normalised best value -0.500" in out
 
 
 def test_scaling_times_each_study_size(tmp_path: Path) -> None:
