@@ -156,16 +156,17 @@ class ExactGP(Surrogate):
     def _optimise_hyperparameters(self) -> Params:
         warm = self._warm_params(self._default_params())
         if warm is not None:
-            with torch.no_grad():
-                at_warm = float(self._log_posterior(warm)[0])
+            self._set_fit_summary(warm)
             state = self.warm_start
             assert state is not None
             if keeps_hyperparameters(
-                at_warm, len(self.z_), state["full_fit_n"], state["optimised_per_observation"]
+                self.log_posterior_,
+                len(self.z_),
+                state["full_fit_n"],
+                state["optimised_per_observation"],
             ):
                 self.full_fit_n_ = int(state["full_fit_n"])
                 self.optimised_per_observation_ = float(state["optimised_per_observation"])
-                self._set_fit_summary(warm)
                 return warm
         starts = self._starts(warm)
         refresh = self.full_fit_n_ == len(self.z_)

@@ -397,7 +397,8 @@ class TreeGP(TreeGPInference, Surrogate):
     def _kept_params(self) -> Params | None:
         """The previous fit's hyperparameters, kept without optimisation
         (:func:`~condsamplers.models.fitting.keeps_hyperparameters`) while the tree has kept
-        its leaves and feature groups; ``None``: optimise."""
+        its leaves and feature groups (setting the fit's evidence and log posterior at them);
+        ``None``: optimise."""
         state = self.warm_start
         if not state or "optimised_per_observation" not in state:
             return None
@@ -408,12 +409,15 @@ class TreeGP(TreeGPInference, Surrogate):
         if warm is None or not self.warm_complete_:
             return None
         with torch.no_grad():
-            log_posterior = float(self._log_posterior(warm))
+            log_prior = self._log_prior(warm)  # the order of _log_posterior: the same sum
+            evidence = self._log_evidence(warm)
+            log_posterior = float(evidence + log_prior)
         per_observation = float(state["optimised_per_observation"])
         if not keeps_hyperparameters(log_posterior, n, int(state["full_fit_n"]), per_observation):
             return None
         self.full_fit_n_ = int(state["full_fit_n"])
         self.optimised_per_observation_ = per_observation
+        self.log_marginal_likelihood_, self.log_posterior_ = float(evidence), log_posterior
         return warm
 
     def warm_start_state(self) -> dict[str, Any]:
@@ -464,10 +468,6 @@ class TreeGP(TreeGPInference, Surrogate):
     def _optimise_hyperparameters(self) -> Params:
         kept = self._kept_params()
         if kept is not None:
-            with torch.no_grad():
-                evidence = self._log_evidence(kept)
-                self.log_marginal_likelihood_ = float(evidence)
-                self.log_posterior_ = float(evidence + self._log_prior(kept))
             return kept
         starts = self._starts()
         if len(starts) > 1 and self.warm_start is None and len(self.z_) > COLD_FIT_ROWS:
