@@ -31,6 +31,7 @@ from optuna.study import Study, StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from condsamplers.importance import CURVE_POINTS, EffectCurve, SobolResult, sobol_indices
+from condsamplers.path_patience import on_path
 from condsamplers.space import (
     Condition,
     ConditionalSpace,
@@ -377,19 +378,14 @@ def _path_label(space: ConditionalSpace, path: Path) -> str:
 def _path_of_trials(
     space: ConditionalSpace, paths: Sequence[Path], trials: Sequence[FrozenTrial]
 ) -> np.ndarray:
-    """For each trial, the index of the path its branch values lead to; ``-1`` for a trial
-    on none (one the space cannot encode or left out as it lies outside a changed range)."""
+    """For each trial, the index of the path it lies on (:func:`~condsamplers.path_patience.
+    on_path`); ``-1`` for a trial on none (one the space cannot encode or left out as it lies
+    outside a changed range)."""
     X, active, kept = space.encode_trials(trials)
-    on_path = np.ones((len(paths), len(kept)), dtype=bool)
-    for i, path in enumerate(paths):
-        for key, values in path.branch_values:
-            j = space.index[key]
-            internal = space.nodes[j].from_unit(X[:, j])
-            held = np.isclose(internal[:, None], np.asarray(values)[None, :]).any(axis=1)
-            on_path[i] &= active[:, j] & held
+    rows = np.array([on_path(space, path, X, active) for path in paths]).reshape(len(paths), -1)
     which = np.full(len(trials), -1, dtype=int)
-    found = on_path.any(axis=0)
-    which[kept[found]] = on_path.argmax(axis=0)[found]
+    found = rows.any(axis=0)
+    which[kept[found]] = rows.argmax(axis=0)[found]
     return which
 
 
