@@ -73,16 +73,19 @@ def refresh_due(n: int, last_refresh_n: int) -> bool:
 
 
 def keeps_hyperparameters(
-    log_posterior_at_previous: float, n: int, last_refresh_n: int, optimised_per_observation: float
+    n: int,
+    last_refresh_n: int,
+    optimised_per_observation: float,
+    log_posterior_at_previous: Callable[[], float],
 ) -> bool:
     """Whether a fit on ``n`` observations keeps the previous hyperparameters without
     optimising them: no refresh is due, and the log posterior per observation at them
-    (``log_posterior_at_previous / n``) is at most ``KEEP_MAX_DROP`` below that of the last
-    optimisation. The schedule every GP-type model shares: most BO steps then cost one
-    factorisation instead of a hyperparameter search."""
+    (``log_posterior_at_previous() / n``, evaluated only when no refresh is due) is at most
+    ``KEEP_MAX_DROP`` below that of the last optimisation. The schedule every GP-type model
+    shares: most BO steps then cost one factorisation instead of a hyperparameter search."""
     if refresh_due(n, last_refresh_n):
         return False
-    return log_posterior_at_previous / n >= optimised_per_observation - KEEP_MAX_DROP
+    return log_posterior_at_previous() / n >= optimised_per_observation - KEEP_MAX_DROP
 
 
 def noise_variance_of(params: Params, min_noise: float, y_std: float) -> float:

@@ -156,14 +156,18 @@ class ExactGP(Surrogate):
     def _optimise_hyperparameters(self) -> Params:
         warm = self._warm_params(self._default_params())
         if warm is not None:
-            self._set_fit_summary(warm)
             state = self.warm_start
             assert state is not None
+
+            def log_posterior_at_warm() -> float:
+                self._set_fit_summary(warm)
+                return self.log_posterior_
+
             if keeps_hyperparameters(
-                self.log_posterior_,
                 len(self.z_),
                 state["full_fit_n"],
                 state["optimised_per_observation"],
+                log_posterior_at_warm,
             ):
                 self.full_fit_n_ = int(state["full_fit_n"])
                 self.optimised_per_observation_ = float(state["optimised_per_observation"])

@@ -402,22 +402,24 @@ class TreeGP(TreeGPInference, Surrogate):
         state = self.warm_start
         if not state or "optimised_per_observation" not in state:
             return None
-        n = len(self.z_)
-        if refresh_due(n, int(state["full_fit_n"])):
-            return None
         warm = self._warm_params(self._default_params())
         if warm is None or not self.warm_complete_:
             return None
-        with torch.no_grad():
-            log_prior = self._log_prior(warm)  # the order of _log_posterior: the same sum
-            evidence = self._log_evidence(warm)
-            log_posterior = float(evidence + log_prior)
+
+        def log_posterior_at_warm() -> float:
+            with torch.no_grad():
+                log_prior = self._log_prior(warm)  # the order of _log_posterior: the same sum
+                evidence = self._log_evidence(warm)
+            self.log_marginal_likelihood_ = float(evidence)
+            self.log_posterior_ = float(evidence + log_prior)
+            return self.log_posterior_
+
+        n, last_refresh = len(self.z_), int(state["full_fit_n"])
         per_observation = float(state["optimised_per_observation"])
-        if not keeps_hyperparameters(log_posterior, n, int(state["full_fit_n"]), per_observation):
+        if not keeps_hyperparameters(n, last_refresh, per_observation, log_posterior_at_warm):
             return None
-        self.full_fit_n_ = int(state["full_fit_n"])
+        self.full_fit_n_ = last_refresh
         self.optimised_per_observation_ = per_observation
-        self.log_marginal_likelihood_, self.log_posterior_ = float(evidence), log_posterior
         return warm
 
     def warm_start_state(self) -> dict[str, Any]:
