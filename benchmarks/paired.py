@@ -21,7 +21,6 @@ of that::
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from collections.abc import Sequence
@@ -30,6 +29,11 @@ from pathlib import Path
 import numpy as np
 from scipy.stats import wilcoxon
 
+if __package__ in (None, ""):  # run as a script, ``python benchmarks/paired.py``
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.records import read_text  # noqa: E402
+
 #: Regrets below this count as this (a run at the optimum to rounding).
 REGRET_FLOOR = 1e-12
 
@@ -37,8 +41,7 @@ REGRET_FLOOR = 1e-12
 def final_figures(path: Path, sampler: str) -> tuple[dict[tuple[str, str], float], bool]:
     """``({(problem, seed): final regret}, True)`` of ``sampler`` in a results file, or
     ``({(task, seed): best value}, False)`` in the records of the real-HPO suite (JSON lines)."""
-    data = path.read_bytes()
-    text = (gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data).decode()
+    text = read_text(path)
     try:
         results = json.loads(text)
     except json.JSONDecodeError:  # JSON lines: one run each

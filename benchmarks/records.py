@@ -13,13 +13,17 @@ from typing import Any
 Record = dict[str, Any]
 
 
+def read_text(path: Path) -> str:
+    """The text of a record file, plain or gzipped (as benchmarks/results keeps it): told apart
+    by gzip's magic bytes, not by the name."""
+    data = path.read_bytes()
+    return gzip.decompress(data).decode() if data[:2] == b"\x1f\x8b" else data.decode()
+
+
 def read_records(path: Path) -> list[Record]:
     """The JSON lines of a record file, as a benchmark writes it (``runs.jsonl``) or as
-    benchmarks/results keeps it (gzipped, ``runs.jsonl.gz``): told apart by gzip's magic bytes,
-    not by the name."""
-    data = path.read_bytes()
-    text = gzip.decompress(data).decode() if data[:2] == b"\x1f\x8b" else data.decode()
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    benchmarks/results keeps it (gzipped, ``runs.jsonl.gz``)."""
+    return [json.loads(line) for line in read_text(path).splitlines() if line.strip()]
 
 
 def load_records(path: Path) -> list[Record]:

@@ -5,7 +5,6 @@ records (problem and sampler labels), loading and atomic saving, merging one rec
 from __future__ import annotations
 
 import datetime as dt
-import gzip
 import json
 import os
 import platform
@@ -19,8 +18,10 @@ import optuna
 
 try:
     from benchmarks.problems import get_problem
+    from benchmarks.records import read_text
 except ModuleNotFoundError:  # run as a script: ``python benchmarks/run.py``
     from problems import get_problem  # type: ignore[no-redef]
+    from records import read_text  # type: ignore[no-redef]
 
 RESULTS_FILE = "results.json"
 RESULTS_FORMAT = 1
@@ -50,10 +51,8 @@ def load_results(path: Path) -> Results:
     """Load a results file, or its gzipped copy ``<path>.gz`` (as ``benchmarks/results`` keeps
     it) where the plain file does not exist, or return an empty one."""
     packed = path.with_name(path.name + ".gz")
-    if path.exists():
-        results = json.loads(path.read_text())
-    elif packed.exists():
-        results = json.loads(gzip.decompress(packed.read_bytes()))
+    if path.exists() or packed.exists():
+        results = json.loads(read_text(path if path.exists() else packed))
     else:
         return {"format": RESULTS_FORMAT, "commands": [], "runs": {}, "timing": {}}
     for section, empty in (("commands", []), ("runs", {}), ("timing", {})):
