@@ -83,6 +83,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -323,16 +324,17 @@ class TreeGP(TreeGPInference, Surrogate):
         active: torch.Tensor,
         params: Params | None = None,
         cache: dict[int, torch.Tensor] | None = None,
+        nodes: Sequence[int] | None = None,
     ) -> torch.Tensor:
         """``z(x)`` of each row; an empty ``(n, 0)`` matrix for the independent model.
 
-        ``params`` (default: the fitted ones) matter only for the Fourier basis; ``cache``: as
-        for :func:`~condsamplers.models.tree_gp_structure.inner_features`.
+        ``params`` (default: the fitted ones) matter only for the Fourier basis; ``cache`` and
+        ``nodes``: as for :func:`~condsamplers.models.tree_gp_structure.inner_features`.
         """
         if self.independent:
             return torch.zeros((X.shape[0], 0), dtype=torch.float64)
         if self.fourier_ is None:
-            return inner_features(self.structure_, self.features_, X, active)
+            return inner_features(self.structure_, self.features_, X, active, nodes=nodes)
         params = self.params_ if params is None else params
         return inner_features(
             self.structure_,
@@ -342,6 +344,7 @@ class TreeGP(TreeGPInference, Surrogate):
             self.fourier_,
             params["log_fourier_lengthscale"],
             cache,
+            nodes,
         )
 
     def _training_features(self, params: Params) -> torch.Tensor:

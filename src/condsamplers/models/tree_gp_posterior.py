@@ -19,7 +19,12 @@ import torch
 from condsamplers.kernels import MaternKernel, matern52, squared_distances
 from condsamplers.models.fitting import Params, robust_cholesky
 from condsamplers.models.leaf_algebra import ANALYTIC_GRADIENT_ROWS, quadratic_forms
-from condsamplers.models.tree_gp_structure import TreeStructure, _Features
+from condsamplers.models.tree_gp_structure import (
+    TreeStructure,
+    _distinct_rows,
+    _Features,
+    nodes_on,
+)
 from condsamplers.space import FeatureSpec
 
 
@@ -266,6 +271,8 @@ class TreeGPInference:
             for p, L, A in factors:
                 solved = torch.linalg.solve_triangular(L.T, A, upper=True)  # M_p^-1 [r_p, Z_p]
                 self.leaf_cache_[p] = (L, solved[:, 0], solved[:, 1:])
+            self.c_blocks_: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}
+            self.c_covariance_: torch.Tensor | None = None
             if len(f_c):
                 self.variance_c_ = torch.exp(self._log_variance_c(params))
                 self.L_c_ = self._c_precision_factor(params, gram, log=True)
@@ -276,38 +283,70 @@ class TreeGPInference:
                 self.mu_c_ = torch.zeros(0, dtype=torch.float64)
 
     # -- prediction ----------------------------------------------------------------------
-    def _c_variance(self, T: torch.Tensor) -> torch.Tensor:
-        """``t^T Lambda_c^-1 t`` for each row ``t`` of ``T``."""
-        if T.shape[1] == 0:
-            return torch.zeros(T.shape[0], dtype=torch.float64)
-        v = torch.linalg.solve_triangular(self.L_c_, T.T, upper=False)
-        return (v * v).sum(0)
+    def _c_covariance(self, nodes: tuple[int, ...]) -> tuple[torch.Tensor, torch.Tensor]:
+        """The positions in ``z(x)`` of the features of ``nodes`` and the block of
+        ``Lambda_c^-1`` they index (``Lambda_c^-1`` from its Cholesky factor once per
+        factorisation, the blocks cached per set of nodes)."""
+        if nodes not in self.c_blocks_:
+            if self.c_covariance_ is None:
+                self.c_covariance_ = torch.cholesky_inverse(self.L_c_)
+            columns = torch.as_tensor(self.layout_.columns_of(nodes), dtype=torch.long)
+            self.c_blocks_[nodes] = (columns, self.c_covariance_[columns][:, columns])
+        return self.c_blocks_[nodes]
+
+    def _by_path(
+        self, X: torch.Tensor, active: torch.Tensor
+    ) -> list[tuple[torch.Tensor, int, torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """The rows grouped by active pattern: per group its row indices, its leaf (``-1``:
+        no known leaf), ``z(x)`` on the inner nodes of its path, the positions of those
+        features in ``z(x)`` and their block of ``Lambda_c^-1`` (``z(x)`` is 0 elsewhere)."""
+        patterns = active.detach().numpy().astype(bool)
+        first, inverse = _distinct_rows(patterns)
+        leaf = self.structure_.leaf_index(patterns[first])
+        with_c = self.mu_c_.numel() > 0
+        groups = []
+        for g, i in enumerate(first):
+            rows = torch.as_tensor(np.flatnonzero(inverse == g))
+            X_g, active_g = (X, active) if len(first) == 1 else (X[rows], active[rows])
+            if with_c:
+                nodes = nodes_on(self.structure_, patterns[i])
+                columns, block = self._c_covariance(nodes)
+                Z = self.inner_features(X_g, active_g, nodes=nodes)
+            else:
+                columns = torch.zeros(0, dtype=torch.long)
+                block = torch.zeros((0, 0), dtype=torch.float64)
+                Z = torch.zeros((len(rows), 0), dtype=torch.float64)
+            groups.append((rows, int(leaf[g]), Z, columns, block))
+        return groups
 
     def posterior(
         self, X: torch.Tensor, active: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mean and variance of ``g_p(x) + z(x)^T c`` (sec. 3.2), in the units of ``y``."""
-        leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
-        Z = self.inner_features(X, active)
+        """Mean and variance of ``g_p(x) + z(x)^T c`` (sec. 3.2), in the units of ``y``.
+
+        Per path of the rows, only the features of its inner nodes enter (the others are 0):
+        ``t = z_S - K_xp W_S`` and ``t^T (Lambda_c^-1)_SS t``."""
         emb = self._embedding(X, active, self.params_)
         n = X.shape[0]
-        amplitude = self._amplitudes(self.params_, leaf)
-        k_alpha = torch.zeros(n, dtype=torch.float64)
-        explained = torch.zeros(n, dtype=torch.float64)
-        k_W = torch.zeros_like(Z)
-        for p, (L, alpha, W) in self.leaf_cache_.items():
-            rows = torch.as_tensor(np.flatnonzero(leaf == p))
-            if len(rows) == 0:
-                continue
-            train = self.train_embedding_[self.rows_[p]]
-            k = self._leaf_covariance(p, emb[rows], train, self.params_)
-            v = torch.linalg.solve_triangular(L, k.T, upper=False)
-            k_alpha = k_alpha.index_put((rows,), k @ alpha)
-            explained = explained.index_put((rows,), (v * v).sum(0))
-            k_W = k_W.index_put((rows,), k @ W)
-        T = Z - k_W
-        mean = self._leaf_offsets(self.params_, leaf) + k_alpha + T @ self.mu_c_
-        var = (amplitude - explained + self._c_variance(T)).clamp_min(1e-12)
+        mean = torch.zeros(n, dtype=torch.float64)
+        var = torch.zeros(n, dtype=torch.float64)
+        for rows, p, Z, columns, block in self._by_path(X, active):
+            mean_g = self._leaf_offsets(self.params_, [p]).expand(len(rows))
+            var_g = self._amplitudes(self.params_, [p]).expand(len(rows))
+            T = Z
+            if p in self.leaf_cache_:
+                L, alpha, W = self.leaf_cache_[p]
+                train = self.train_embedding_[self.rows_[p]]
+                k = self._leaf_covariance(p, emb[rows], train, self.params_)
+                v = torch.linalg.solve_triangular(L, k.T, upper=False)
+                T = Z - k @ W[:, columns]
+                mean_g = mean_g + k @ alpha
+                var_g = var_g - (v * v).sum(0)
+            mean_g = mean_g + T @ self.mu_c_[columns]
+            var_g = var_g + ((T @ block) * T).sum(1)
+            mean = mean.index_put((rows,), mean_g)
+            var = var.index_put((rows,), var_g)
+        var = var.clamp_min(1e-12)
         return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
 
     def path_posterior(
@@ -317,8 +356,12 @@ class TreeGPInference:
 
         Depends on ``x`` only through the path and the shared parameters in ``z(x)``.
         """
-        leaf = self.structure_.leaf_index(active.detach().numpy().astype(bool))
-        Z = self.inner_features(X, active)
-        mean = self._leaf_offsets(self.params_, leaf) + Z @ self.mu_c_
-        var = self._c_variance(Z).clamp_min(1e-12)
+        n = X.shape[0]
+        mean = torch.zeros(n, dtype=torch.float64)
+        var = torch.zeros(n, dtype=torch.float64)
+        for rows, p, Z, columns, block in self._by_path(X, active):
+            mean_g = self._leaf_offsets(self.params_, [p]) + Z @ self.mu_c_[columns]
+            mean = mean.index_put((rows,), mean_g)
+            var = var.index_put((rows,), ((Z @ block) * Z).sum(1))
+        var = var.clamp_min(1e-12)
         return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2

@@ -136,6 +136,14 @@ class _Features:
     #: per group, ``log(1 / g_v)``, ``g_v`` the number of groups of its inner node ``v``
     #: (0 at the root).
     log_group_scale: np.ndarray
+    #: per inner node, the ``[start, stop)`` of its features in ``z(x)``.
+    node_bounds: tuple[tuple[int, int], ...] = ()
+
+    def columns_of(self, nodes: Sequence[int]) -> np.ndarray:
+        """The positions in ``z(x)`` of the features of ``nodes``, in their order."""
+        if not nodes:
+            return np.zeros(0, dtype=int)
+        return np.concatenate([np.arange(*self.node_bounds[v]) for v in nodes])
 
     @property
     def n_features(self) -> int:
@@ -158,7 +166,9 @@ def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str)
     groups: list[int] = []
     keys: list[tuple[tuple[int, ...], int | str | None]] = []
     scales: list[float] = []
+    bounds: list[tuple[int, int]] = []
     for node in structure.inner_nodes:
+        start = len(groups)
         node_key = tuple(sorted(node.leaves)) if node.is_root else node.columns
         first = len(keys)
         keys.append((node_key, None))
@@ -174,7 +184,18 @@ def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str)
                 groups += [len(keys) - 1] * N_FOURIER
         n_node = len(keys) - first
         scales += [0.0 if node.is_root else -math.log(n_node)] * n_node
-    return _Features(np.array(groups, dtype=int), tuple(keys), np.array(scales))
+        bounds.append((start, len(groups)))
+    return _Features(np.array(groups, dtype=int), tuple(keys), np.array(scales), tuple(bounds))
+
+
+def nodes_on(structure: TreeStructure, active: np.ndarray) -> tuple[int, ...]:
+    """The inner nodes on the path of the active pattern ``active`` (one row): the root, and
+    each node one of whose columns is active (:func:`inner_features` is 0 on the others)."""
+    return tuple(
+        v
+        for v, node in enumerate(structure.inner_nodes)
+        if node.is_root or bool(active[list(node.columns)].any())
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,6 +247,7 @@ def inner_features(
     fourier: FourierBasis | None = None,
     log_lengthscales: torch.Tensor | None = None,
     cache: dict[int, torch.Tensor] | None = None,
+    nodes: Sequence[int] | None = None,
 ) -> torch.Tensor:
     """``z(x)`` of each row (sec. 2.4): per inner node on the path, ``[1, r_v(x)]``; zeros off it.
 
@@ -235,12 +257,15 @@ def inner_features(
     4.3, :class:`FourierBasis`). Differentiable in the numerical columns of ``X`` and in
     ``log_lengthscales``. ``cache`` (for a fixed ``X`` without gradient, such as the training
     rows while the length scales are fitted) keeps each node's features that do not depend
-    on the length scales between calls.
+    on the length scales between calls. ``nodes``: the features of these inner nodes only
+    (:meth:`_Features.columns_of`'s columns; rows whose path holds no other node lose nothing).
     """
     on = active.to(X.dtype)
     parts = []
     one_hots: dict[int, torch.Tensor] | None = None
-    for v, node in enumerate(structure.inner_nodes):
+    chosen = range(len(structure.inner_nodes)) if nodes is None else nodes
+    for v in chosen:
+        node = structure.inner_nodes[v]
         fixed = None if cache is None else cache.get(v)
         if fixed is None:
             one_hots = one_hot_columns(X, features) if one_hots is None else one_hots
