@@ -1,7 +1,7 @@
 """Regression guard: the default TreeGPSampler on the synthetic problems, a few seeds, against
 recorded figures; fails when a median final regret is worse by an order of magnitude.
 
-CI runs it after the tests (``.ci/run``, one worker per core); it takes about 12 minutes on
+CI runs it after the tests (``.ci/run``, one worker per core); it takes about 4 minutes on
 two cores::
 
     python -m benchmarks.guard                 # check against benchmarks/guard_reference.json
