@@ -435,17 +435,14 @@ class BranchingNestedKernel(Kernel):
         gamma = self.gammas(params, features)
         for j in layout.indicator:
             log_r = log_r - gamma[j] * term[j] * (1.0 - same[j])
-        for j in layout.nested:
-            slot = layout.phi_slot[j] + position_a[j].clamp_min(0)
-            phi = torch.exp(params["log_phi"][slot])[:, None]
-            if features.n_categories[j] > 0:
-                distance = 1.0 - (X_a[:, j, None] == X_b[None, :, j]).to(X_a.dtype)
-            else:
-                distance = (X_a[:, j, None] - X_b[None, :, j]).abs()
-            both = _both(on_a[:, j], on_b[:, j])
-            one = on_a[:, j, None] + on_b[None, :, j] - 2.0 * both
-            constant = _minus_log_nested_constant(phi, int(features.n_categories[j]))
-            log_r = log_r - (phi * distance * both + constant * one) * term[j]
+        nested = list(layout.nested)
+        # Columns at a time, so that a (rows x rows x columns) tensor stays within the chunk.
+        step = max(1, _NESTED_CHUNK // max(1, X_a.shape[0] * X_b.shape[0]))
+        for start in range(0, len(nested), step):
+            columns = nested[start : start + step]
+            log_r = log_r - _nested_log_terms(
+                layout, columns, X_a, on_a, X_b, on_b, position_a, term, params, features
+            )
         R = torch.exp(log_r)
         if layout.root_numerical:
             cols = list(layout.root_numerical)
@@ -466,6 +463,43 @@ class BranchingNestedKernel(Kernel):
             p = layout.parents[j]
             block[j] = ones if p < 0 else block[p] * same[p]
         return block
+
+
+#: Elements (rows x rows x nested columns) of the nested terms computed at once.
+_NESTED_CHUNK = 2_000_000
+
+
+def _nested_log_terms(
+    layout: _BranchingLayout,
+    columns: list[int],
+    X_a: torch.Tensor,
+    on_a: torch.Tensor,
+    X_b: torch.Tensor,
+    on_b: torch.Tensor,
+    position_a: dict[int, torch.Tensor],
+    term: dict[int, torch.Tensor],
+    params: Params,
+    features: FeatureSpec,
+) -> torch.Tensor:
+    """``sum_j (phi^b_j d(v_j, v'_j) + (-log c_j) [one of the two inactive]) * term_j`` over the
+    nested ``columns`` (Definition 1 with the unknown-value constant of
+    :class:`BranchingNestedKernel`), as one tensor operation over the columns."""
+    slots = torch.stack([layout.phi_slot[j] + position_a[j].clamp_min(0) for j in columns], 1)
+    phi = torch.exp(params["log_phi"])[slots][:, None, :]  # (n_a, 1, J)
+    n_categories = torch.as_tensor(features.n_categories[columns], dtype=torch.long)
+    qualitative = n_categories > 0
+    levels = n_categories.clamp_min(1).to(X_a.dtype)
+    constant = torch.where(
+        n_categories > 1,
+        -torch.log(torch.exp(-phi) + (1.0 - torch.exp(-phi)) / levels),
+        phi,
+    )
+    difference = X_a[:, None, columns] - X_b[None, :, columns]
+    distance = torch.where(qualitative, (difference != 0).to(X_a.dtype), difference.abs())
+    both = on_a[:, None, columns] * on_b[None, :, columns]
+    one = on_a[:, None, columns] + on_b[None, :, columns] - 2.0 * both
+    terms = torch.stack([term[j] for j in columns], dim=-1)
+    return ((phi * distance * both + constant * one) * terms).sum(-1)
 
 
 def _same_level(
