@@ -1,8 +1,9 @@
 """CondBayesSearchCV against RandomizedSearchCV at the same budget.
 
-scikit-learn's digits data, a pipeline choosing a scaler (standard, min-max or none) and one of
-three classifiers with their own hyperparameters (SVC: C, gamma on log scales; logistic
-regression: C on a log scale; k-nearest neighbours: n_neighbors, weights), ``n_iter``
+scikit-learn's digits data (or ``--dataset breast_cancer``), a pipeline choosing a scaler
+(standard, min-max or none) and one of three classifiers with their own hyperparameters (SVC:
+C, gamma on log scales; logistic regression: C on a log scale; k-nearest neighbours:
+n_neighbors, weights), ``n_iter``
 configurations with 3-fold cross-validation, one job. For each seed every search gets
 ``random_state=seed``; the figure is the best mean CV accuracy found (``best_score_``), and the
 table gives its median over the seeds. Methods: ``CondBayesSearchCV`` with its defaults
@@ -24,6 +25,7 @@ samples counts ``m / n``).
 Usage::
 
     python benchmarks/search_cv.py [--seeds 5] [--first-seed 0] [--n-iter 40] [--jobs 1]
+        [--dataset digits]
         [--methods CondBayesSearchCV RandomizedSearchCV] [--out results.json]
         [--resource-n-iter 80]
 """
@@ -84,10 +86,20 @@ def search_space() -> tuple[object, list[dict]]:
     return pipe, space
 
 
-def run_one(method: str, seed: int, n_iter: int, cv: int) -> dict:
+#: The data sets a search can run on (scikit-learn's loaders).
+DATASETS = ("digits", "breast_cancer")
+
+
+def load(dataset: str) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, y)`` of one of :data:`DATASETS`."""
+    from sklearn import datasets
+
+    return getattr(datasets, f"load_{dataset}")(return_X_y=True)
+
+
+def run_one(method: str, seed: int, n_iter: int, cv: int, dataset: str = "digits") -> dict:
     """One search; returns its best CV score, the best parameters and the wall time."""
     from sklearn.base import clone
-    from sklearn.datasets import load_digits
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import RandomizedSearchCV, cross_val_score
     from threadpoolctl import threadpool_limits
@@ -95,7 +107,7 @@ def run_one(method: str, seed: int, n_iter: int, cv: int) -> dict:
     from condsamplers import TreeGPSampler
     from condsamplers.sklearn import CondBayesSearchCV
 
-    X, y = load_digits(return_X_y=True)
+    X, y = load(dataset)
     pipe, space = search_space()
     kwargs = dict(n_iter=n_iter, cv=cv, n_jobs=1, random_state=seed, refit=False)
     if method == "CondBayesSearchCV":
@@ -147,6 +159,7 @@ def main() -> None:
     parser.add_argument("--first-seed", type=int, default=0)
     parser.add_argument("--n-iter", type=int, default=40)
     parser.add_argument("--cv", type=int, default=3)
+    parser.add_argument("--dataset", choices=DATASETS, default="digits")
     parser.add_argument("--jobs", type=int, default=1, help="searches run side by side")
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=[METHODS[0], METHODS[2]])
     parser.add_argument("--out", default=None, help="write every run to this JSON file")
@@ -162,13 +175,14 @@ def main() -> None:
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         n_iters = {m: args.n_iter for m in methods}
         n_iters.update({m: args.resource_n_iter or args.n_iter for m in RESOURCE_METHODS})
-        futures = [pool.submit(run_one, m, s, n_iters[m], args.cv) for m, s in cases]
+        futures = [pool.submit(run_one, m, s, n_iters[m], args.cv, args.dataset) for m, s in cases]
         runs = [f.result() for f in futures]
 
     command = "python " + " ".join(shlex.quote(a) for a in sys.argv)
     print(f"Command: `{command}`\n")
     print(
-        f"digits (1797 samples), scaler x {{SVC, LogisticRegression, KNeighbors}}, "
+        f"{args.dataset} ({len(load(args.dataset)[0])} samples), "
+        f"scaler x {{SVC, LogisticRegression, KNeighbors}}, "
         f"n_iter={args.n_iter}, cv={args.cv}, n_jobs=1, seeds {seeds[0]}-{seeds[-1]}\n"
     )
     print(

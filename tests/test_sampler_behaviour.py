@@ -96,6 +96,32 @@ def test_the_infinite_value_warning_is_logged_once_per_new_infinite_trial(
     assert caplog.text.count("infinite objective value") == 2  # again for the new one only
 
 
+@pytest.mark.parametrize("trigger", ["return", "prune", "add_trial"])
+def test_a_trial_without_parameters_is_left_out_and_the_study_stays_model_based(
+    make_sampler, trigger: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An objective that returns or prunes before its first suggest, or a baseline added
+    without params: the model leaves that trial out (one notice) and keeps proposing; before,
+    every later candidate counted as a repeat of the empty trial and went to random search."""
+
+    def objective(trial: optuna.Trial) -> float:
+        if trial.number == 2 and trigger == "return":
+            return 1.0
+        if trial.number == 2 and trigger == "prune":
+            raise optuna.TrialPruned()
+        return _tree(trial)
+
+    study = optuna.create_study(sampler=make_sampler(n_startup_trials=3))
+    with caplog.at_level(logging.WARNING, logger="optuna.condsamplers"):
+        if trigger == "add_trial":
+            study.add_trial(optuna.trial.create_trial(value=1.0))
+        study.optimize(objective, n_trials=9 if trigger == "add_trial" else 10)
+    assert len(study.trials) == 10
+    assert sum(read_proposal(t) is not None for t in study.trials) == 6  # all after startup
+    # A pruned trial that reported nothing is no observation in any case: no notice for it.
+    assert caplog.text.count("without parameters") == (0 if trigger == "prune" else 1)
+
+
 def test_constant_objective_and_a_single_trial(make_sampler) -> None:
     study = optuna.create_study(sampler=make_sampler(n_startup_trials=1))
     study.optimize(lambda t: t.suggest_float("x", 0, 1) * 0 + 3.0, n_trials=6)

@@ -54,13 +54,27 @@ _BOUND_ROUNDING = 1e-12
 MAX_ROWS_PER_TRIAL = 4
 
 
+#: The notice for trials without parameters (:func:`evaluated_trials`).
+PARAMETERLESS_NOTICE = (
+    "%d finished trial(s) without parameters (the objective returned or was pruned before "
+    "its first suggest_*, or a trial was added without params) are left out of the model: "
+    "they hold no configuration to learn from or to propose again."
+)
+
+
 def evaluated_trials(study: Study, intermediate_values: bool = True) -> list[FrozenTrial]:
     """The trials the model learns from: the COMPLETE ones and, with ``intermediate_values``,
-    the PRUNED ones that reported a value (``trial.report``)."""
-    if not intermediate_values:
-        return study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-    trials = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.PRUNED))
-    return [t for t in trials if t.state == TrialState.COMPLETE or _reported(t)]
+    the PRUNED ones that reported a value (``trial.report``); those without parameters are
+    left out, with a notice (once per study, again only when their number grows)."""
+    states = (
+        (TrialState.COMPLETE, TrialState.PRUNED) if intermediate_values else (TrialState.COMPLETE,)
+    )
+    trials = study.get_trials(deepcopy=False, states=states)
+    finished = [t for t in trials if t.state == TrialState.COMPLETE or _reported(t)]
+    with_parameters = [t for t in finished if t.params]
+    if len(with_parameters) < len(finished):
+        _warner(study)(PARAMETERLESS_NOTICE, len(finished) - len(with_parameters))
+    return with_parameters
 
 
 def _reported(trial: FrozenTrial) -> dict[int, float]:

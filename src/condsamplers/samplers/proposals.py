@@ -173,8 +173,9 @@ def repeats_finished(params: Mapping[str, Any], trial_params: Mapping[str, Any])
     trial's parameters its value, even if it also sets parameters the trial did not ask for
     (a define-by-run objective asks the same ones again and never reads the others; a
     parameter asked only beyond a float threshold, or one the objective no longer asks, is in
-    every proposal, since the inferred tree keeps such an unexplained node at its root)."""
-    return _gives_each(params, trial_params)
+    every proposal, since the inferred tree keeps such an unexplained node at its root).
+    A trial without parameters (its objective asked none) is repeated by no proposal."""
+    return bool(trial_params) and _gives_each(params, trial_params)
 
 
 def repeats_claims(params: Mapping[str, Any], claims: list[dict[str, Any]]) -> bool:
