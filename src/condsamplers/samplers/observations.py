@@ -25,18 +25,18 @@ _logger = get_logger(__name__)
 
 #: A logging call ``warn(message, count)``.
 Warn = Callable[[str, int], None]
-#: Per study, the count each warning was last logged with.
-_warned: weakref.WeakKeyDictionary[Study, dict[str, int]] = weakref.WeakKeyDictionary()
+#: Per study, the warnings already logged.
+_warned: weakref.WeakKeyDictionary[Study, set[str]] = weakref.WeakKeyDictionary()
 
 
 def _warner(study: Study) -> Warn:
-    """A warning that is logged once per study and cause, and again only when its count grows
-    (a new trial with an infinite value), not at every suggestion."""
-    counts = _warned.setdefault(study, {})
+    """A warning that is logged once per study and cause (with the count of trials it
+    concerns when first seen), not at every suggestion nor at every new such trial."""
+    logged = _warned.setdefault(study, set())
 
     def warn(message: str, count: int) -> None:
-        if count > counts.get(message, 0):
-            counts[message] = count
+        if count > 0 and message not in logged:
+            logged.add(message)
             _logger.warning(message, count)
 
     return warn
@@ -65,7 +65,7 @@ PARAMETERLESS_NOTICE = (
 def evaluated_trials(study: Study, intermediate_values: bool = True) -> list[FrozenTrial]:
     """The trials the model learns from: the COMPLETE ones and, with ``intermediate_values``,
     the PRUNED ones that reported a value (``trial.report``); those without parameters are
-    left out, with a notice (once per study, again only when their number grows)."""
+    left out, with a notice (once per study)."""
     states = (
         (TrialState.COMPLETE, TrialState.PRUNED) if intermediate_values else (TrialState.COMPLETE,)
     )
