@@ -6,6 +6,7 @@ The table of cases and outcomes is docs/limitations.md, "Unusual inputs"."""
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -74,13 +75,16 @@ def test_unusual_objective_values_leave_the_study_model_based(
 
 
 def test_extreme_scales_give_the_proposals_of_unit_values() -> None:
-    """Values of 1e300 (whose squares overflow) or 1e-300 (underflow) are modelled as the
-    same values at scale 1 would be: the same suggestions (to rounding), not a flat model."""
-    runs = [
-        [t.params["x"] for t in run(quadratic(lambda i, x, s=s: s * (1.0 + x * x))).trials]
-        for s in (1e300, 1e-300, 1.0)
-    ]
-    assert np.allclose(runs[0], runs[2], atol=1e-6) and np.allclose(runs[1], runs[2], atol=1e-6)
+    """Values of 1e160 or 1e300 (whose squares overflow) or 1e-160 and 1e-300 (underflow) are
+    modelled as the same values at scale 1 would be: the same suggestions (to rounding), not a
+    flat model, and no overflow warning."""
+    scales = (1e300, 1e160, 1e-160, 1e-300)
+    unit = [t.params["x"] for t in run(quadratic(lambda i, x: 1.0 + x * x)).trials]
+    for scale in scales:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)
+            study = run(quadratic(lambda i, x, s=scale: s * (1.0 + x * x)))
+        assert np.allclose([t.params["x"] for t in study.trials], unit, atol=1e-6), scale
 
 
 def test_an_objective_that_raises_fails_its_trials_only() -> None:

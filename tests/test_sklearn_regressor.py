@@ -3,10 +3,13 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
 from conftest import with_stable_ids
+from sklearn.base import clone
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from condsamplers.models.gp import ExactGP
@@ -115,6 +118,34 @@ def test_fit_does_not_depend_on_the_units_of_y(scale: float) -> None:
     unit = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y).predict(X_test)
     scaled = CondGPRegressor(n_restarts=0, random_state=0).fit(X, y * scale).predict(X_test)
     np.testing.assert_allclose(scaled / scale, unit, rtol=1e-4, atol=1e-4 * np.std(y))
+
+
+@pytest.mark.parametrize("scale", [1e-160, 1e154, 1e300])
+@pytest.mark.parametrize(
+    "regressor",
+    [
+        CondGPRegressor(n_restarts=0, random_state=0),
+        TreeGPRegressor(n_restarts=0, random_state=0),
+        DNGORegressor(hidden_sizes=(10, 10), n_epochs=50, n_restarts=0, random_state=0),
+        BOHAMIANNRegressor(
+            hidden_sizes=(10, 10), n_burn_in=200, n_samples=10, keep_every=10, random_state=0
+        ),
+    ],
+    ids=lambda r: type(r).__name__,
+)
+def test_extreme_scales_of_y_predict_in_its_units(regressor, scale: float) -> None:
+    """Targets whose squares overflow or underflow are fitted on an affine rescaling and
+    predicted back in their own units: the unit-scale predictions times the scale, finite, with
+    a positive std, and no overflow warning."""
+    X, y = conditional_data(30, seed=0)
+    X_test, _ = conditional_data(8, seed=1)
+    unit_mean, unit_std = clone(regressor).fit(X, y).predict(X_test, return_std=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        mean, std = clone(regressor).fit(X, y * scale).predict(X_test, return_std=True)
+    assert np.all(np.isfinite(mean)) and np.all(np.isfinite(std)) and np.all(std > 0)
+    np.testing.assert_allclose(mean / scale, unit_mean, rtol=1e-3, atol=1e-3 * np.std(y))
+    np.testing.assert_allclose(std / scale, unit_std, rtol=1e-3, atol=1e-3 * np.std(y))
 
 
 def test_nan_means_inactive() -> None:

@@ -47,7 +47,7 @@ from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import NumericalError
 from condsamplers.space import FeatureSpec
-from condsamplers.warping import log_regret
+from condsamplers.warping import log_regret, rescale_magnitude
 
 _logger = get_logger(__name__)
 
@@ -111,7 +111,10 @@ def fit_auto(
     :func:`fit_by_evidence` when :func:`comparison_due` (or the values have no bound any
     more), else ``model`` fitted only as ``previous`` chose (module docstring). ``None``: no
     comparison applied (no bound, no evidence, constant values), so the next step compares.
+    Values of extreme magnitude (1e160, 1e-160) are first scaled to a unit one
+    (:func:`~condsamplers.warping.rescale_magnitude`), so that no variance overflows.
     """
+    y = rescale_magnitude(y)
     bound = natural_bound(y) if len(y) <= EVIDENCE_MAX_ROWS else None
     if bound is None or comparison_due(previous, len(y), float(y.min()), bound):
         fitted, values, logged = _compare(model, X, active, y, features, bound)

@@ -105,16 +105,39 @@ def log_regret(y: np.ndarray, bound: float) -> np.ndarray:
 EXTREME_SPREAD = (1e-100, 1e100)
 
 
+def extreme_scale(y: np.ndarray) -> tuple[float, float]:
+    """``(centre, spread)`` of the affine map ``(y - centre) / spread`` that
+    :func:`rescale_extreme` applies: the median and ``max|y - median|`` where that spread is
+    outside :data:`EXTREME_SPREAD`, ``(0, 1)`` (the identity) otherwise. A model fitted to the
+    mapped values predicts ``mean * spread + centre`` and ``std * spread`` in ``y``'s units."""
+    centre = float(np.median(y)) if len(y) else 0.0
+    spread = float(np.max(np.abs(y - centre))) if len(y) else 0.0
+    low, high = EXTREME_SPREAD
+    if spread == 0.0 or low <= spread <= high:
+        return 0.0, 1.0
+    return centre, spread
+
+
 def rescale_extreme(y: np.ndarray) -> np.ndarray:
     """``(y - median) / max|y - median|`` where that spread is outside :data:`EXTREME_SPREAD`
     (values of 1e300, or all within 1e-100 of each other), ``y`` itself otherwise: an affine
     map, so the order and every warp below are unchanged, but a variance can be computed."""
-    centre = float(np.median(y))
-    spread = float(np.max(np.abs(y - centre))) if len(y) else 0.0
-    low, high = EXTREME_SPREAD
-    if spread == 0.0 or low <= spread <= high:
+    centre, spread = extreme_scale(y)
+    if spread == 1.0 and centre == 0.0:
         return y
     return (y - centre) / spread
+
+
+def rescale_magnitude(y: np.ndarray) -> np.ndarray:
+    """``y / max|y|`` where that magnitude is outside :data:`EXTREME_SPREAD`, ``y`` itself
+    otherwise: a scaling without a shift, so the signs stay and with them a natural bound of
+    0 (:func:`condsamplers.evidence_warping.natural_bound`); the log error moves by a constant
+    and the comparison of evidences is unchanged."""
+    magnitude = float(np.max(np.abs(y))) if len(y) else 0.0
+    low, high = EXTREME_SPREAD
+    if magnitude == 0.0 or low <= magnitude <= high:
+        return y
+    return y / magnitude
 
 
 def log_upper_tail(y: np.ndarray) -> np.ndarray:

@@ -34,6 +34,7 @@ from condsamplers.models.threads import single_threaded
 from condsamplers.models.tree_gp import INNER_BASES, LEAF_INPUTS, TreeGP
 from condsamplers.space import FeatureSpec, infer_parents
 from condsamplers.validation import is_integer
+from condsamplers.warping import extreme_scale
 
 __all__ = ["BOHAMIANNRegressor", "CondGPRegressor", "DNGORegressor", "TreeGPRegressor"]
 
@@ -84,7 +85,10 @@ class _ConditionalRegressor(RegressorMixin, BaseEstimator):
         )
         seed = int(check_random_state(self.random_state).randint(2**31))
         self.model_ = self._make_model(seed)
-        self.model_.fit(X_enc, active, y, self.features_)
+        # Values whose spread squares to inf or 0 (1e154, 1e-160) are fitted on an affine
+        # rescaling, as the samplers do, and predicted back in y's units.
+        self.y_centre_, self.y_spread_ = extreme_scale(y)
+        self.model_.fit(X_enc, active, (y - self.y_centre_) / self.y_spread_, self.features_)
         return self
 
     def _check_params(self) -> None:
@@ -197,8 +201,9 @@ class _ConditionalRegressor(RegressorMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, ensure_all_finite="allow-nan")
         X_enc, active = self._encode(np.asarray(X, dtype=np.float64))
         mean, var = self.model_.predict(X_enc, active)
+        mean = mean * self.y_spread_ + self.y_centre_
         if return_std:
-            return mean, np.sqrt(var)
+            return mean, np.sqrt(var) * self.y_spread_
         return mean
 
 
