@@ -28,6 +28,7 @@ from condsamplers.samplers import base, proposals
 from condsamplers.samplers.base import MAX_RACE_RETRIES, ConditionalSampler
 from condsamplers.samplers.proposals import (
     PROPOSAL_ATTR,
+    Configuration,
     encode_pending,
     first_new_configuration,
     params_key,
@@ -406,8 +407,9 @@ def test_a_claim_that_holds_more_than_the_candidate_is_refused() -> None:
     new = study._storage.get_trial(study.ask()._trial_id)
     chosen = first_new_configuration(space, np.stack(X), np.stack(A), study, new)
     assert chosen is not None and chosen.params == free and not chosen.repeats_pending
-    assert proposals.rival_trial(study, new, candidate) == other.number
-    assert proposals.rival_trial(study, new, free) is None
+    as_proposal = {"kind": KIND, "x": X_DIST, "n": n_dist}
+    assert proposals.rival_trial(study, new, Configuration(candidate, as_proposal)) == other.number
+    assert proposals.rival_trial(study, new, Configuration(free, as_proposal)) is None
 
 
 def test_copies_of_a_claimed_candidate_do_not_pass_for_an_exhausted_space() -> None:
@@ -558,7 +560,7 @@ def test_n_fantasies_is_validated() -> None:
 def test_a_configuration_within_the_resolution_of_a_pending_one_is_near() -> None:
     from optuna.distributions import CategoricalDistribution, IntDistribution
 
-    from condsamplers.samplers.proposals import Configuration, near_configuration
+    from condsamplers.samplers.proposals import near_configuration
 
     distributions = {
         "x": FloatDistribution(0.0, 1.0),
@@ -578,3 +580,22 @@ def test_a_configuration_within_the_resolution_of_a_pending_one_is_near() -> Non
     assert not near_configuration(config(k=4), base)
     assert not near_configuration(config(c="b"), base)
     assert not near_configuration(config(), {**base, "extra": 1})
+
+
+def test_a_candidate_within_the_resolution_of_a_finished_trial_is_not_proposed() -> None:
+    """A candidate within 1e-6 of its range of a COMPLETE trial is skipped by the step and
+    found as a rival after recording (two workers whose local searches end at one optimum)."""
+    distributions = {"x": FloatDistribution(0.0, 1.0), "y": FloatDistribution(0.0, 1.0)}
+    study = optuna.create_study()
+    for x in (0.2, 0.5, 0.8):
+        study.add_trial(
+            optuna.create_trial(params={"x": x, "y": x}, distributions=distributions, value=x)
+        )
+    space = condsamplers.TreeGPSampler(seed=0).conditional_space(study)
+    new = study._storage.get_trial(study.ask()._trial_id)
+    near, far = {"x": 0.5 + 4e-7, "y": 0.5}, {"x": 0.5 + 1e-3, "y": 0.5}
+    X, A = zip(*(space.encode_trial(p, distributions) for p in (near, far)), strict=True)
+    chosen = first_new_configuration(space, np.stack(X), np.stack(A), study, new)
+    assert chosen is not None and chosen.params == pytest.approx(far)
+    assert proposals.rival_trial(study, new, Configuration(near, distributions)) == 1
+    assert proposals.rival_trial(study, new, Configuration(far, distributions)) is None

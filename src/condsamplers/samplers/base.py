@@ -458,9 +458,7 @@ class ConditionalSampler(BaseSampler, abc.ABC):
                 return None
             proposal = dataclasses.replace(proposal, given=frozenset(given))
             record_proposal(study, trial, proposal)
-            rival = (
-                None if proposal.repeats_pending else rival_trial(study, trial, proposal.params)
-            )
+            rival = None if proposal.repeats_pending else rival_trial(study, trial, proposal)
             if rival is None:
                 return proposal
             _logger.debug(

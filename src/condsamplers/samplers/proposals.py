@@ -153,19 +153,26 @@ def claims_of(trial: FrozenTrial) -> list[dict[str, Any]]:
     return claims
 
 
-def rival_trial(study: Study, trial: FrozenTrial, params: dict[str, Any]) -> int | None:
-    """Number of another COMPLETE or RUNNING trial that ``params`` repeats (re-read from the
-    storage; :func:`repeats_finished`, :func:`repeats_claims`), or ``None``."""
+def rival_trial(study: Study, trial: FrozenTrial, proposal: Configuration) -> int | None:
+    """Number of another COMPLETE or RUNNING trial that ``proposal`` repeats or nearly repeats
+    (re-read from the storage; :func:`repeats_finished`, :func:`repeats_claims`,
+    :func:`near_configuration`), or ``None``."""
+    params = proposal.params
     for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
         if t.number == trial.number:
             continue
-        if (
-            repeats_claims(params, claims_of(t))
-            if t.state == TrialState.RUNNING
-            else repeats_finished(params, t.params)
-        ):
+        if t.state == TrialState.RUNNING:
+            claims = claims_of(t)
+            if repeats_claims(params, claims) or _near_any(proposal, claims):
+                return t.number
+        elif repeats_finished(params, t.params) or _near_any(proposal, [t.params]):
             return t.number
     return None
+
+
+def _near_any(candidate: Configuration, others: list[dict[str, Any]]) -> bool:
+    """Whether ``candidate`` is one of ``others`` up to its floats' resolution."""
+    return any(near_configuration(candidate, other) for other in others)
 
 
 def repeats_finished(params: Mapping[str, Any], trial_params: Mapping[str, Any]) -> bool:
@@ -290,10 +297,10 @@ def first_new_configuration(
     study: Study,
     trial: FrozenTrial,
 ) -> Configuration | None:
-    """The best of the first 32 distinct candidate configurations that no COMPLETE trial
-    has and no RUNNING trial has or was proposed (its recorded proposal), nor nearly has
-    (:func:`near_configuration`: every float within 1e-6 of its range; several workers'
-    local searches ending at one optimum).
+    """The best of the first 32 distinct candidate configurations that no COMPLETE (or
+    PRUNED) trial has and no RUNNING trial has or was proposed (its recorded proposal), nor
+    nearly has (:func:`near_configuration`: every float within 1e-6 of its range; several
+    workers' local searches ending at one optimum).
 
     What repeats a finished or a RUNNING trial: :func:`repeats_finished`,
     :func:`repeats_claims`.
@@ -328,10 +335,12 @@ def first_new_configuration(
         if len(seen) > MAX_DUPLICATE_SKIPS:
             break
         params = configuration.params
-        if any(repeats_finished(params, done) for done in finished):
+        if any(repeats_finished(params, done) for done in finished) or _near_any(
+            configuration, finished
+        ):
             continue
-        if not repeats_claims(params, pending_claims) and not any(
-            near_configuration(configuration, claim) for claim in pending_claims
+        if not repeats_claims(params, pending_claims) and not _near_any(
+            configuration, pending_claims
         ):
             return configuration
         repeat = repeat or dataclasses.replace(configuration, repeats_pending=True)
