@@ -48,9 +48,6 @@ SAMPLER_FACTORIES: dict[str, Callable[[], BaseSampler]] = {
     "arcgp": lambda: ArcGPSampler(seed=0, n_startup_trials=1, **FAST),
     "bngp": lambda: BNGPSampler(seed=0, n_startup_trials=1, **FAST),
     "treegp": lambda: TreeGPSampler(seed=0, n_startup_trials=1, **FAST),
-    "treegp-independent": lambda: TreeGPSampler(
-        seed=0, n_startup_trials=1, independent=True, acquisition="joint", **FAST
-    ),
     "dngo": lambda: DNGOSampler(seed=0, n_startup_trials=1, **FAST_DNGO),
     "bohamiann": lambda: BOHAMIANNSampler(seed=0, n_startup_trials=1, **FAST_BOHAMIANN),
 }
