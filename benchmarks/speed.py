@@ -21,6 +21,9 @@ on the machine::
 
     OMP_NUM_THREADS=1 python benchmarks/speed.py --spaces cash_synthetic jenatton_large \\
         hartmann6_padded --sizes 50 100 200 1000 --samplers treegp tpe gp
+
+``--running N`` times a running study instead: one study of ``N`` trials per space and
+sampler, the median seconds of its last 20 suggestions.
 """
 
 from __future__ import annotations
@@ -134,12 +137,45 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--samplers", nargs="+", choices=list(SAMPLERS), default=["treegp"])
     parser.add_argument("--repeats", type=int, default=3, help="timed suggestions per cell")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--running",
+        type=int,
+        default=None,
+        metavar="N",
+        help="instead: one study of N trials per space and sampler, the median seconds of its "
+        f"last {RUNNING_LAST} suggestions",
+    )
     return parser.parse_args(argv)
+
+
+#: Suggestions of a running study whose median ``--running`` reports (trials 81-100 of 100).
+RUNNING_LAST = 20
+
+
+def running_median(problem: Problem, sampler_name: str, n_trials: int, seed: int) -> float:
+    """Median seconds of the sampler's last :data:`RUNNING_LAST` suggestions in one study of
+    ``n_trials`` trials (its own startup trials first, each trial told before the next)."""
+    timed = TimedSampler(make_sampler(sampler_name, seed, problem.n_startup_trials))
+    study = optuna.create_study(direction=problem.direction, sampler=timed)
+    study.optimize(problem.objective, n_trials=n_trials)
+    last = [t.number for t in study.trials[-RUNNING_LAST:] if t.number in timed.times]
+    return statistics.median(timed.times[number] for number in last)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if args.running is not None:
+        print(
+            f"| space | sampler | median s / suggestion, trials of the last {RUNNING_LAST} of "
+            f"{args.running} |\n|---|---|---|",
+            flush=True,
+        )
+        for space in args.spaces:
+            for sampler in args.samplers:
+                median = running_median(SPACES[space], sampler, args.running, args.seed)
+                print(f"| {space} | {sampler} | {median:.3g} |", flush=True)
+        return
     print(TABLE_HEADER, flush=True)
     for space in args.spaces:
         problem = SPACES[space]
