@@ -787,3 +787,30 @@ def test_pairing_names_a_regressor_as_well_as_a_classifier() -> None:
 
     assert pairing({"preprocessing": "pca", "classifier": "svc"}) == ("pca", "svc")
     assert pairing({"preprocessing": "pca", "regressor": "svr"}) == ("pca", "svr")
+
+
+def test_speed_prints_the_stage_table_and_a_running_studys_median(capsys) -> None:
+    """``benchmarks/speed.py``: one row per space, size and sampler with the stages' shares,
+    and with ``--running`` one row per space and sampler with a positive median."""
+    from benchmarks import speed
+
+    speed.main(
+        [
+            "--spaces",
+            "jenatton_small",
+            "--sizes",
+            "12",
+            "--samplers",
+            "treegp",
+            "random",
+            "--repeats",
+            "1",
+        ]
+    )
+    rows = [line for line in capsys.readouterr().out.splitlines() if "| jenatton_small |" in line]
+    assert [row.split(" | ")[2] for row in rows] == ["treegp", "random"]
+    assert rows[0].count("%") == 6  # storage .. other, each a share
+
+    speed.main(["--spaces", "jenatton_small", "--samplers", "treegp", "--running", "12"])
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if "| treegp |" in line]
+    assert float(row.split("|")[3]) > 0
