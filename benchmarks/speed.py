@@ -45,6 +45,7 @@ if __package__ in (None, ""):  # run as a script, ``python benchmarks/speed.py``
 
 from benchmarks.peers import SAMPLERS, TimedSampler, make_sampler  # noqa: E402
 from benchmarks.problems import PROBLEMS, Problem  # noqa: E402
+from benchmarks.runner import run_study  # noqa: E402
 from benchmarks.speed_problems import SPEED_PROBLEMS  # noqa: E402
 
 SPACES: dict[str, Problem] = {**PROBLEMS, **SPEED_PROBLEMS}
@@ -155,10 +156,8 @@ RUNNING_LAST = 20
 def running_median(problem: Problem, sampler_name: str, n_trials: int, seed: int) -> float:
     """Median seconds of the sampler's last :data:`RUNNING_LAST` suggestions in one study of
     ``n_trials`` trials (its own startup trials first, each trial told before the next)."""
-    timed = TimedSampler(make_sampler(sampler_name, seed, problem.n_startup_trials))
-    study = optuna.create_study(direction=problem.direction, sampler=timed)
-    study.optimize(problem.objective, n_trials=n_trials)
-    last = [t.number for t in study.trials[-RUNNING_LAST:] if t.number in timed.times]
+    trials, timed, _ = run_study(problem, sampler_name, seed, n_trials)
+    last = [t.number for t in trials[-RUNNING_LAST:] if t.number in timed.times]
     return statistics.median(timed.times[number] for number in last)
 
 

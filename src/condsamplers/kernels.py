@@ -488,12 +488,7 @@ def _nested_log_terms(
     phi = torch.exp(params["log_phi"])[slots][:, None, :]  # (n_a, 1, J)
     n_categories = torch.as_tensor(features.n_categories[columns], dtype=torch.long)
     qualitative = n_categories > 0
-    levels = n_categories.clamp_min(1).to(X_a.dtype)
-    constant = torch.where(
-        n_categories > 1,
-        -torch.log(torch.exp(-phi) + (1.0 - torch.exp(-phi)) / levels),
-        phi,
-    )
+    constant = _minus_log_nested_constant(phi, n_categories)
     difference = X_a[:, None, columns] - X_b[None, :, columns]
     distance = torch.where(qualitative, (difference != 0).to(X_a.dtype), difference.abs())
     both = on_a[:, None, columns] * on_b[None, :, columns]
@@ -540,13 +535,18 @@ def _positions(
     return positions
 
 
-def _minus_log_nested_constant(phi: torch.Tensor, n_categories: int) -> torch.Tensor:
+def _minus_log_nested_constant(
+    phi: torch.Tensor, n_categories: int | torch.Tensor
+) -> torch.Tensor:
     """``-log c_j`` of a nested column (:class:`BranchingNestedKernel`): ``phi`` for a
     quantitative column, ``-log(exp(-phi) + (1 - exp(-phi)) / g)`` for a qualitative one with
-    ``g`` levels (Zhang et al., Theorem 1)."""
-    if n_categories <= 1:
+    ``g`` levels (Zhang et al., Theorem 1); ``n_categories`` one count, or one per column of
+    ``phi``'s last axis."""
+    if isinstance(n_categories, int) and n_categories <= 1:
         return phi
-    return -torch.log(torch.exp(-phi) + (1.0 - torch.exp(-phi)) / n_categories)
+    levels = torch.as_tensor(n_categories)
+    qualitative = -torch.log(torch.exp(-phi) + (1.0 - torch.exp(-phi)) / levels.clamp_min(1))
+    return torch.where(levels > 1, qualitative, phi)
 
 
 KERNELS: dict[str, type[Kernel]] = {

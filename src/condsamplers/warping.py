@@ -123,8 +123,6 @@ def rescale_extreme(y: np.ndarray) -> np.ndarray:
     (values of 1e300, or all within 1e-100 of each other), ``y`` itself otherwise: an affine
     map, so the order and every warp below are unchanged, but a variance can be computed."""
     centre, spread = extreme_scale(y)
-    if spread == 1.0 and centre == 0.0:
-        return y
     return (y - centre) / spread
 
 
