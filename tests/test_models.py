@@ -114,3 +114,28 @@ def test_gp_refuses_non_finite_targets() -> None:
     X = np.zeros((3, 1))
     with pytest.raises(ValueError, match="NaN or inf"):
         ExactGP().fit(X, X > -1, np.array([0.0, np.inf, 1.0]), FeatureSpec.numerical(1))
+
+
+@pytest.mark.parametrize(("kernel", "mean"), [("arc", "sample"), ("bn", "gls"), ("matern", "gls")])
+def test_exact_gp_mean_at_observations_is_the_prediction_there(kernel: str, mean: str) -> None:
+    """``y - sigma^2 alpha`` from the cached factor equals a prediction at the rows fitted
+    (noisy values, so that the noise term matters), also after ``condition_on``."""
+    rng = np.random.default_rng(0)
+    features = FeatureSpec(n_categories=np.array([2, 0, 0]))
+    X = np.column_stack([rng.integers(0, 2, 20), rng.random(20), rng.random(20)])
+    active = np.ones_like(X, dtype=bool)
+    active[X[:, 0] == 1, 2] = False
+    X[~active] = 0.0
+    y = np.sin(4 * X[:, 1]) + X[:, 2] + 0.1 * rng.standard_normal(20)
+    model = ExactGP(kernel, seed=0, max_iter=30, min_noise=1e-2, mean=mean)
+    model.fit(X, active, y, features)
+    np.testing.assert_allclose(
+        model.mean_at_observations(), model.predict(X, active)[0], rtol=1e-9, atol=1e-9
+    )
+    X_new = X[:3].copy()
+    X_new[:, 1] = 1.0 - X_new[:, 1]
+    other = model.condition_on(X_new, active[:3], np.array([0.1, 0.2, 0.3]))
+    X_all, active_all = np.vstack([X, X_new]), np.vstack([active, active[:3]])
+    np.testing.assert_allclose(
+        other.mean_at_observations(), other.predict(X_all, active_all)[0], rtol=1e-9, atol=1e-9
+    )

@@ -164,6 +164,27 @@ def test_tree_gp_equals_the_joint_gp_with_the_induced_kernel(options: dict) -> N
 
 @pytest.mark.parametrize(
     "options",
+    [{}, {"independent": True}, {"inner_basis": "linear"}, {"offsets": "shared"}],
+    ids=["default", "independent", "linear-inner-basis", "shared-offset"],
+)
+def test_mean_at_observations_is_the_prediction_at_the_training_rows(options: dict) -> None:
+    """The closed form from the cached factors equals a prediction at the rows fitted, for
+    the fitted model and for one conditioned on more rows (a new leaf among them)."""
+    X, active, y = _data()
+    model = TreeGP(seed=0, max_iter=50, min_noise=1e-2, **options).fit(X, active, y, FEATURES)
+    np.testing.assert_allclose(
+        model.mean_at_observations(), model.predict(X, active)[0], rtol=1e-9, atol=1e-9
+    )
+    X_new, active_new = _random_rows(np.random.default_rng(5), [3, 0])
+    other = model.condition_on(X_new, active_new, np.array([0.4, -0.2]))
+    X_all, active_all = np.vstack([X, X_new]), np.vstack([active, active_new])
+    np.testing.assert_allclose(
+        other.mean_at_observations(), other.predict(X_all, active_all)[0], rtol=1e-9, atol=1e-9
+    )
+
+
+@pytest.mark.parametrize(
+    "options",
     [{}, {"leaf_inputs": "leaf"}, {"signal_variance": "leaf"}, {"offsets": "shared"}],
     ids=["default", "leaf-inputs", "signal-variance-per-leaf", "shared-offset"],
 )

@@ -345,6 +345,10 @@ def _incumbent(
 ) -> float:
     """The plug-in incumbent: the best posterior mean at the feasible observed points, with
     the values of ``at`` set (the highest fidelity)."""
+    if at is None:
+        fitted = model.mean_at_observations()
+        if fitted is not None:
+            return float(fitted[feasible].min())
     X, active = data.X[feasible], data.active[feasible]
     if at is not None:
         X = at.apply(X, active)

@@ -64,6 +64,15 @@ class Surrogate(abc.ABC):
         et al. 2015, eq. 11-12), else the model itself."""
         return [self]
 
+    def mean_at_observations(self) -> np.ndarray | None:
+        """The posterior mean of the latent function at the observations given to :meth:`fit`
+        (in their order, in the units of ``y``), where the model has it in closed form without
+        a prediction (``None``: predict at them instead). For a GP with noise variance
+        ``sigma^2`` it is ``y - sigma^2 (K + sigma^2 I)^-1 (y - m)`` (Rasmussen & Williams
+        2006, eq. 2.25 at the training inputs, ``K (K + sigma^2 I)^-1 = I - sigma^2 (K +
+        sigma^2 I)^-1``): ``O(n)`` from the cached factorisation instead of a prediction."""
+        return None
+
     def predict(self, X: np.ndarray, active: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Mean and variance of the latent function at ``X`` as numpy arrays."""
         with torch.no_grad():

@@ -279,6 +279,13 @@ class ExactGP(Surrogate):
         """The fitted variance of ``eps_i`` (module docstring), in the units of ``y``."""
         return noise_variance_of(self.params_, self.min_noise, self.y_std_)
 
+    def mean_at_observations(self) -> np.ndarray:
+        """``y - sigma^2 alpha`` (:meth:`Surrogate.mean_at_observations`; ``alpha = (K +
+        sigma^2 I)^-1 (z - beta)`` as cached)."""
+        noise = torch.exp(self.params_["log_noise"])[0] + self.min_noise
+        mean = self.z_ - noise * self.alpha_
+        return (mean * self.y_std_ + self.y_mean_).numpy()
+
     def posterior(
         self, X: torch.Tensor, active: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:

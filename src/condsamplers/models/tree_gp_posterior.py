@@ -349,6 +349,18 @@ class TreeGPInference:
         var = var.clamp_min(1e-12)
         return mean * self.y_std_ + self.y_mean_, var * self.y_std_**2
 
+    def mean_at_observations(self) -> np.ndarray:
+        """The posterior mean at the training rows without a prediction: per leaf ``p``,
+        ``z_p - sigma^2 M_p^-1 (r_p - Z_p mu_c)`` (``K_p M_p^-1 = I - sigma^2 M_p^-1`` in the
+        prediction formulas of the module docstring of :mod:`condsamplers.models.tree_gp`)."""
+        noise = torch.exp(self.params_["log_noise"])[0] + self.min_noise
+        mean = self.z_.clone()
+        for p, rows in self.rows_.items():
+            _, alpha, W = self.leaf_cache_[p]
+            residual = alpha - W @ self.mu_c_ if self.mu_c_.numel() else alpha
+            mean[rows] = mean[rows] - noise * residual
+        return (mean * self.y_std_ + self.y_mean_).numpy()
+
     def path_posterior(
         self, X: torch.Tensor, active: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -84,8 +84,10 @@ def infer_space(trials: Iterable[FrozenTrial]) -> ConditionalSpace:
     observations = _Observations(complete)
     nodes = observations.variant_nodes()
     _infer_conditions(nodes, observations)
-    nodes, excluded = _merge_changed_distributions(nodes, observations)
-    _infer_conditions(nodes, observations)
+    merged, excluded = _merge_changed_distributions(nodes, observations)
+    if len(merged) < len(nodes):  # variants merged: the conditions of the new node set
+        _infer_conditions(merged, observations)
+    nodes = merged
     space = ConditionalSpace(nodes)
     space.excluded_trials = excluded
     return space
@@ -147,19 +149,22 @@ class _Observations:
 
 
 def _infer_conditions(nodes: list[ParamNode], obs: _Observations) -> None:
+    """Set each node's ``condition`` (or ``unexplained``) as :func:`infer_space` describes;
+    the result depends on the set of nodes only, not on their order."""
     n_trials = len(obs.trials)
     actives = {n.key: obs.active(n) for n in nodes}
+    can_branch = [n for n in nodes if n.can_branch()]
     for node in nodes:
         node.condition, node.unexplained = None, False
         mine = actives[node.key]
         if len(mine) == n_trials:
             continue
         best: tuple[tuple[Any, ...], Condition] | None = None
-        for cand in nodes:
-            if cand.name == node.name or not cand.can_branch():
-                continue
+        for cand in can_branch:
             theirs = actives[cand.key]
-            if len(theirs) <= len(mine) or not set(mine) <= set(theirs):
+            if cand.name == node.name or len(theirs) <= len(mine):
+                continue
+            if not mine.keys() <= theirs.keys():
                 continue
             inside = {theirs[t] for t in mine}
             outside = {v for t, v in theirs.items() if t not in mine}
