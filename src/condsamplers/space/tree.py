@@ -229,14 +229,17 @@ class ConditionalSpace:
         X = np.atleast_2d(X)
         active = np.ones(X.shape, dtype=bool)
         internal: dict[int, np.ndarray] = {}  # each parent's column, decoded once
+        holding: dict[Condition, np.ndarray] = {}  # each condition, tested once
         for j, node in enumerate(self.nodes):
             cond = node.condition
             if cond is None:
                 continue
-            p = self.index[cond.parent]
-            if p not in internal:
-                internal[p] = self.nodes[p].from_unit(X[:, p])
-            active[:, j] = active[:, p] & cond.holds(internal[p])
+            if cond not in holding:
+                p = self.index[cond.parent]
+                if p not in internal:
+                    internal[p] = self.nodes[p].from_unit(X[:, p])
+                holding[cond] = active[:, p] & cond.holds(internal[p])
+            active[:, j] = holding[cond]
         return active
 
     def fixed_values(self, params: Mapping[str, Any]) -> FixedValues | None:
