@@ -46,20 +46,30 @@ def one_hot(column: torch.Tensor, n_categories: int) -> torch.Tensor:
     return torch.nn.functional.one_hot(index, n_categories).to(column.dtype)
 
 
-def one_hot_columns(X: torch.Tensor, features: FeatureSpec) -> dict[int, torch.Tensor]:
-    """:func:`one_hot` of every categorical column of ``X``, by column, from one scatter (the
-    same values as one call per column, at the cost of one)."""
+def one_hot_block(
+    X: torch.Tensor, features: FeatureSpec
+) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
+    """``(columns, sizes, block)``: the categorical columns of ``X``, their numbers of
+    choices, and the :func:`one_hot` of each, side by side in column order, from one scatter
+    (the same values as one call per column, at the cost of one)."""
     columns = np.flatnonzero(features.n_categories > 0)
-    if len(columns) == 0:
-        return {}
     sizes = features.n_categories[columns].astype(np.int64)
-    index = X[:, torch.as_tensor(columns)].detach().round().long()
+    index = X[:, torch.as_tensor(columns, dtype=torch.long)].detach().round().long()
     index = torch.minimum(index.clamp_min(0), torch.as_tensor(sizes - 1))
     offsets = torch.as_tensor(np.cumsum(sizes) - sizes)
-    blocks = torch.zeros(X.shape[0], int(sizes.sum()), dtype=X.dtype)
-    blocks.scatter_(1, index + offsets, 1.0)
-    split = torch.split(blocks, sizes.tolist(), dim=1)
-    return {int(j): block for j, block in zip(columns, split, strict=True)}
+    block = torch.zeros(X.shape[0], int(sizes.sum()), dtype=X.dtype)
+    block.scatter_(1, index + offsets, 1.0)
+    return columns, sizes, block
+
+
+def one_hot_columns(X: torch.Tensor, features: FeatureSpec) -> dict[int, torch.Tensor]:
+    """:func:`one_hot` of every categorical column of ``X``, by column (:func:`one_hot_block`
+    split)."""
+    columns, sizes, block = one_hot_block(X, features)
+    if len(columns) == 0:
+        return {}
+    split = torch.split(block, sizes.tolist(), dim=1)
+    return {int(j): part for j, part in zip(columns, split, strict=True)}
 
 
 class Kernel(abc.ABC):
@@ -158,12 +168,24 @@ class MaternKernel(EmbeddingKernel):
         numerical = torch.as_tensor(~features.is_categorical)
         if bool(numerical.any()):
             parts.append(X[:, numerical] * omega[numerical])
-        for i, onehot in one_hot_columns(X, features).items():
-            parts.append(onehot * (omega[i] / math.sqrt(2.0)))
+        columns, sizes, onehot = one_hot_block(X, features)
+        if len(columns):
+            scale = omega[torch.as_tensor(columns)] / math.sqrt(2.0)
+            parts.append(onehot * torch.repeat_interleave(scale, torch.as_tensor(sizes)))
         return torch.cat(parts, dim=1)
 
     def log_prior(self, params: Params) -> torch.Tensor:
         return log_omega_prior(params["log_omega"])
+
+
+def _interleaved(sizes: np.ndarray) -> torch.Tensor:
+    """The column order that takes ``[blocks of sizes..., one column per block]`` to each
+    block followed by its own column."""
+    ends = np.cumsum(sizes)
+    order = [
+        k for b, size in enumerate(sizes) for k in (*range(ends[b] - size, ends[b]), ends[-1] + b)
+    ]
+    return torch.as_tensor(order, dtype=torch.long)
 
 
 class ArcKernel(EmbeddingKernel):
@@ -202,10 +224,13 @@ class ArcKernel(EmbeddingKernel):
             angle = math.pi * rho[numerical] * X[:, numerical]
             scale = omega[numerical] * on[:, numerical]
             parts += [scale * torch.sin(angle), scale * torch.cos(angle)]
-        for i, block in one_hot_columns(X, features).items():
-            onehot = block * rho[i]
-            radial = torch.sqrt(1.0 - rho[i] ** 2).expand(X.shape[0], 1)
-            parts.append(torch.cat([onehot, radial], dim=1) * (omega[i] * on[:, i : i + 1]))
+        columns, sizes, block = one_hot_block(X, features)
+        if len(columns):  # per column: [rho onehot, sqrt(1 - rho^2)] * omega * active
+            index, widths = torch.as_tensor(columns), torch.as_tensor(sizes)
+            onehot = block * torch.repeat_interleave(rho[index], widths)
+            radial = torch.sqrt(1.0 - rho[index] ** 2).expand(X.shape[0], len(columns))
+            scale = torch.repeat_interleave(omega[index] * on[:, index], widths + 1, dim=1)
+            parts.append(torch.cat([onehot, radial], dim=1)[:, _interleaved(sizes)] * scale)
         return torch.cat(parts, dim=1)
 
     def log_prior(self, params: Params) -> torch.Tensor:

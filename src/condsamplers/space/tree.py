@@ -127,6 +127,9 @@ class ConditionalSpace:
             ),
             branch_values=tuple(self._branch_values(n) for n in self.nodes),
         )
+        #: each distinct condition, its parent's column and the columns it governs, in the
+        #: order of their first column (a parent's activity is known before it is read).
+        self._condition_groups = _condition_groups(self.nodes, self.index)
         #: trial numbers left out of the model (a value outside a changed distribution).
         self.excluded_trials: set[int] = set()
         #: ``(name, distribution key)`` -> column, filled by :meth:`_column_for`.
@@ -229,17 +232,10 @@ class ConditionalSpace:
         X = np.atleast_2d(X)
         active = np.ones(X.shape, dtype=bool)
         internal: dict[int, np.ndarray] = {}  # each parent's column, decoded once
-        holding: dict[Condition, np.ndarray] = {}  # each condition, tested once
-        for j, node in enumerate(self.nodes):
-            cond = node.condition
-            if cond is None:
-                continue
-            if cond not in holding:
-                p = self.index[cond.parent]
-                if p not in internal:
-                    internal[p] = self.nodes[p].from_unit(X[:, p])
-                holding[cond] = active[:, p] & cond.holds(internal[p])
-            active[:, j] = holding[cond]
+        for cond, p, columns in self._condition_groups:
+            if p not in internal:
+                internal[p] = self.nodes[p].from_unit(X[:, p])
+            active[:, columns] = (active[:, p] & cond.holds(internal[p]))[:, None]
         return active
 
     def fixed_values(self, params: Mapping[str, Any]) -> FixedValues | None:
@@ -480,6 +476,18 @@ def _topological(nodes: Sequence[ParamNode]) -> list[ParamNode]:
     for node in nodes:
         place(node)
     return ordered
+
+
+def _condition_groups(
+    nodes: Sequence[ParamNode], index: Mapping[str, int]
+) -> list[tuple[Condition, int, np.ndarray]]:
+    """Nodes grouped by their condition (a branch's parameters share theirs): per group the
+    condition, the parent's column and the nodes' columns, in the order of first appearance."""
+    groups: dict[Condition, list[int]] = {}
+    for j, node in enumerate(nodes):
+        if node.condition is not None:
+            groups.setdefault(node.condition, []).append(j)
+    return [(cond, index[cond.parent], np.array(js)) for cond, js in groups.items()]
 
 
 def _condition_met(space: ConditionalSpace, node: ParamNode, params: dict[str, Any]) -> bool:
