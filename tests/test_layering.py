@@ -16,6 +16,7 @@ STAGES = {
     "log": 0,
     "validation": 0,
     "space": 1,
+    "one_hot": 2,
     "kernels": 2,
     "warping": 2,
     "models": 3,

@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from condsamplers.acquisition import log_expected_improvement
-from condsamplers.kernels import ArcKernel, one_hot, one_hot_columns, squared_distances
+from condsamplers.kernels import ArcKernel, squared_distances
 from condsamplers.models.gp import ExactGP, NumericalError, robust_cholesky
+from condsamplers.one_hot import one_hot, one_hot_columns
 from condsamplers.space import FeatureSpec
 
 

@@ -22,6 +22,7 @@ import math
 import numpy as np
 import torch
 
+from condsamplers.one_hot import one_hot_block
 from condsamplers.space import FeatureSpec
 
 Params = dict[str, torch.Tensor]
@@ -38,38 +39,6 @@ def squared_distances(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Pairwise squared Euclidean distances between the rows of ``a`` and ``b``."""
     sq = (a * a).sum(-1)[:, None] + (b * b).sum(-1)[None, :] - 2.0 * a @ b.T
     return sq.clamp_min(0.0)
-
-
-def one_hot(column: torch.Tensor, n_categories: int) -> torch.Tensor:
-    """One-hot rows ``(n, n_categories)`` of a column of choice indices (no gradient)."""
-    index = column.detach().round().long().clamp(0, n_categories - 1)
-    return torch.nn.functional.one_hot(index, n_categories).to(column.dtype)
-
-
-def one_hot_block(
-    X: torch.Tensor, features: FeatureSpec
-) -> tuple[np.ndarray, np.ndarray, torch.Tensor]:
-    """``(columns, sizes, block)``: the categorical columns of ``X``, their numbers of
-    choices, and the :func:`one_hot` of each, side by side in column order, from one scatter
-    (the same values as one call per column, at the cost of one)."""
-    columns = np.flatnonzero(features.n_categories > 0)
-    sizes = features.n_categories[columns].astype(np.int64)
-    index = X[:, torch.as_tensor(columns, dtype=torch.long)].detach().round().long()
-    index = torch.minimum(index.clamp_min(0), torch.as_tensor(sizes - 1))
-    offsets = torch.as_tensor(np.cumsum(sizes) - sizes)
-    block = torch.zeros(X.shape[0], int(sizes.sum()), dtype=X.dtype)
-    block.scatter_(1, index + offsets, 1.0)
-    return columns, sizes, block
-
-
-def one_hot_columns(X: torch.Tensor, features: FeatureSpec) -> dict[int, torch.Tensor]:
-    """:func:`one_hot` of every categorical column of ``X``, by column (:func:`one_hot_block`
-    split)."""
-    columns, sizes, block = one_hot_block(X, features)
-    if len(columns) == 0:
-        return {}
-    split = torch.split(block, sizes.tolist(), dim=1)
-    return {int(j): part for j, part in zip(columns, split, strict=True)}
 
 
 class Kernel(abc.ABC):
@@ -182,9 +151,9 @@ def _interleaved(sizes: np.ndarray) -> torch.Tensor:
     """The column order that takes ``[blocks of sizes..., one column per block]`` to each
     block followed by its own column."""
     ends = np.cumsum(sizes)
-    order = [
-        k for b, size in enumerate(sizes) for k in (*range(ends[b] - size, ends[b]), ends[-1] + b)
-    ]
+    order: list[int] = []
+    for b, size in enumerate(sizes):
+        order += [*range(ends[b] - size, ends[b]), ends[-1] + b]
     return torch.as_tensor(order, dtype=torch.long)
 
 
@@ -455,7 +424,7 @@ class BranchingNestedKernel(Kernel):
             j: block[j] * _both(position_a[j] >= 0, position_b[j] >= 0)
             if j in position_a
             else block[j]
-            for j in range(X_a.shape[1])
+            for j in layout.indicator
         }
         gamma = self.gammas(params, features)
         for j in layout.indicator:
@@ -466,7 +435,17 @@ class BranchingNestedKernel(Kernel):
         for start in range(0, len(nested), step):
             columns = nested[start : start + step]
             log_r = log_r - _nested_log_terms(
-                layout, columns, X_a, on_a, X_b, on_b, position_a, term, params, features
+                layout,
+                columns,
+                X_a,
+                on_a,
+                X_b,
+                on_b,
+                position_a,
+                position_b,
+                block,
+                params,
+                features,
             )
         R = torch.exp(log_r)
         if layout.root_numerical:
@@ -502,14 +481,19 @@ def _nested_log_terms(
     X_b: torch.Tensor,
     on_b: torch.Tensor,
     position_a: dict[int, torch.Tensor],
-    term: dict[int, torch.Tensor],
+    position_b: dict[int, torch.Tensor],
+    block: dict[int, torch.Tensor],
     params: Params,
     features: FeatureSpec,
 ) -> torch.Tensor:
     """``sum_j (phi^b_j d(v_j, v'_j) + (-log c_j) [one of the two inactive]) * term_j`` over the
     nested ``columns`` (Definition 1 with the unknown-value constant of
-    :class:`BranchingNestedKernel`), as one tensor operation over the columns."""
-    slots = torch.stack([layout.phi_slot[j] + position_a[j].clamp_min(0) for j in columns], 1)
+    :class:`BranchingNestedKernel`), as one tensor operation over the columns; ``term_j``: 1
+    for the pairs that agree on the column's ancestors (``block``) and both expect it active
+    (``position_a``, ``position_b`` at least 0)."""
+    expected_a = torch.stack([position_a[j] for j in columns], 1)
+    expected_b = torch.stack([position_b[j] for j in columns], 1)
+    slots = torch.as_tensor([layout.phi_slot[j] for j in columns]) + expected_a.clamp_min(0)
     phi = torch.exp(params["log_phi"])[slots][:, None, :]  # (n_a, 1, J)
     n_categories = torch.as_tensor(features.n_categories[columns], dtype=torch.long)
     qualitative = n_categories > 0
@@ -518,7 +502,9 @@ def _nested_log_terms(
     distance = torch.where(qualitative, (difference != 0).to(X_a.dtype), difference.abs())
     both = on_a[:, None, columns] * on_b[None, :, columns]
     one = on_a[:, None, columns] + on_b[None, :, columns] - 2.0 * both
-    terms = torch.stack([term[j] for j in columns], dim=-1)
+    terms = torch.stack([block[j] for j in columns], dim=-1) * _both(
+        expected_a >= 0, expected_b >= 0
+    )
     return ((phi * distance * both + constant * one) * terms).sum(-1)
 
 

@@ -28,7 +28,7 @@ import math
 import numpy as np
 import torch
 
-from condsamplers.kernels import one_hot_columns
+from condsamplers.one_hot import one_hot_columns
 from condsamplers.space import FeatureSpec
 
 

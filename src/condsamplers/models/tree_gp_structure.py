@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import torch
 
-from condsamplers.kernels import one_hot_columns
+from condsamplers.one_hot import one_hot_columns
 from condsamplers.space import FeatureSpec
 
 #: Random Fourier features per inner node with ``inner_basis="fourier"`` (sec. 4.3).
@@ -294,7 +294,7 @@ def _fixed_node_features(
 ) -> torch.Tensor:
     """The features of inner node ``node`` that no hyperparameter changes: its membership
     (the intercept: 1 on the node's paths), the one-hot of each categorical column (from
-    ``one_hots``, :func:`~condsamplers.kernels.one_hot_columns` of ``X``), and with the
+    ``one_hots``, :func:`~condsamplers.one_hot.one_hot_columns` of ``X``), and with the
     ``linear`` basis each numerical column's centred value."""
     if node.is_root:
         member = torch.ones(X.shape[0], dtype=X.dtype)
