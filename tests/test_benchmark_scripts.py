@@ -327,12 +327,15 @@ def test_the_regression_guard_fails_when_most_seeds_are_worse_by_its_factor() ->
     assert verdicts == {"a": True, "b": False, "c": True}
 
 
-def test_the_regression_guard_has_a_reference_for_each_problem_and_seed() -> None:
+def test_the_regression_guard_has_a_reference_for_each_sampler_problem_and_seed() -> None:
     from benchmarks import guard
 
     reference = json.loads(guard.REFERENCE.read_text())
-    assert set(guard.PROBLEMS) <= set(reference)
-    assert all(len(reference[p]) == len(guard.SEEDS) for p in guard.PROBLEMS)
+    assert set(guard.CASES) == {"treegp", "arcgp", "bngp", "dngo", "bohamiann"}
+    assert guard.CASES["treegp"] == guard.PROBLEMS
+    for sampler, problems in guard.CASES.items():
+        assert set(problems) <= set(reference[sampler])
+        assert all(len(reference[sampler][p]) == len(guard.SEEDS) for p in problems)
 
 
 def test_replay_scores_every_estimator_family_of_a_recorded_cash_run() -> None:

@@ -5,6 +5,7 @@ The table of cases and outcomes is docs/limitations.md, "Unusual inputs"."""
 
 from __future__ import annotations
 
+import logging
 import math
 import warnings
 from collections.abc import Callable
@@ -12,9 +13,11 @@ from collections.abc import Callable
 import numpy as np
 import optuna
 import pytest
+from optuna.study import StudyDirection
 from optuna.trial import TrialState
 
 from condsamplers import TreeGPSampler
+from condsamplers.samplers.observations import finite_minimisation_values
 from condsamplers.samplers.proposals import read_proposal
 from condsamplers.sklearn import (
     BOHAMIANNRegressor,
@@ -74,6 +77,37 @@ def test_unusual_objective_values_leave_the_study_model_based(
     assert model_based(study) >= N_TRIALS - 4 - failed, case
 
 
+@pytest.mark.parametrize(
+    ("direction", "expected"),
+    [
+        (StudyDirection.MINIMIZE, [1.0, 3.0, 3.0, 1.0, 2.0]),
+        (StudyDirection.MAXIMIZE, [-1.0, -3.0, -3.0, -1.0, -2.0]),  # negated: minimised
+    ],
+)
+def test_the_model_sees_infinite_values_as_the_worst_or_best_finite_one(
+    direction: StudyDirection, expected: list[float]
+) -> None:
+    """+inf and -inf become the worst and best finite value observed (as values to minimise),
+    with one warning that says so."""
+    values = np.array([1.0, math.inf, 3.0, -math.inf, 2.0])
+    said: list[str] = []
+    y = finite_minimisation_values(values, direction, lambda text, *args: said.append(text))
+    np.testing.assert_array_equal(y, expected)
+    assert len(said) == 1 and "infinite objective value" in said[0]
+
+
+def test_a_minus_inf_value_is_the_studys_best_and_the_study_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Optuna reports the -inf as the best value; the model sees the best finite value (one
+    warning), and every trial after the startup is model-based."""
+    with caplog.at_level(logging.WARNING, logger="optuna.condsamplers"):
+        study = run(quadratic(lambda i, x: -math.inf if i == 5 else x * x))
+    assert study.best_value == -math.inf
+    assert caplog.text.count("infinite objective value") == 1
+    assert model_based(study) == N_TRIALS - 4
+
+
 def test_extreme_scales_give_the_proposals_of_unit_values() -> None:
     """Values of 1e160 or 1e300 (whose squares overflow) or 1e-160 and 1e-300 (underflow) are
     modelled as the same values at scale 1 would be: the same suggestions (to rounding), not a
@@ -99,7 +133,10 @@ def test_an_objective_that_raises_fails_its_trials_only() -> None:
     assert model_based(study) >= 2
 
 
-def test_one_name_of_two_distribution_kinds_is_refused_by_optuna() -> None:
+@pytest.mark.parametrize(
+    "make", [sampler, optuna.samplers.TPESampler, optuna.samplers.RandomSampler]
+)
+def test_one_name_of_two_distribution_kinds_is_refused_by_optuna(make: Callable) -> None:
     """Optuna's storage refuses two distribution kinds under one name in a study, whatever the
     sampler (TPE and random search alike): the fix is one name per branch."""
 
@@ -108,7 +145,7 @@ def test_one_name_of_two_distribution_kinds_is_refused_by_optuna() -> None:
             return trial.suggest_float("p", 0.0, 1.0)
         return {"u": 0.1, "v": 0.5}[trial.suggest_categorical("p", ["u", "v"])]
 
-    study = optuna.create_study(sampler=sampler())
+    study = optuna.create_study(sampler=make())
     with pytest.raises(ValueError, match="different distribution kind"):
         study.optimize(objective, n_trials=N_TRIALS)
 
@@ -150,14 +187,20 @@ def test_unusual_spaces_are_searched_model_based(case: str, objective: Callable)
     assert model_based(study) >= 6, case
 
 
-def test_a_range_that_changes_mid_study_is_respected() -> None:
+@pytest.mark.parametrize(("low", "high"), [(0.0, 10.0), (2.0, 3.0)], ids=["wider", "disjoint"])
+def test_a_range_that_changes_mid_study_is_respected(low: float, high: float) -> None:
+    """After the change the model's own proposals (not only what Optuna keeps of them) lie in
+    the new range, wider or disjoint from the old one."""
+
     def objective(trial: optuna.Trial) -> float:
-        high = 1.0 if trial.number < 7 else 10.0
-        return (trial.suggest_float("x", 0.0, high) - 0.3) ** 2
+        bounds = (0.0, 1.0) if trial.number < 7 else (low, high)
+        return (trial.suggest_float("x", *bounds) - 0.3) ** 2
 
     study = run(objective, n_trials=14)
     assert all(0.0 <= t.params["x"] <= 1.0 for t in study.trials[:7])
-    assert all(0.0 <= t.params["x"] <= 10.0 for t in study.trials[7:])
+    later = [read_proposal(t) for t in study.trials[8:]]
+    assert all(p is not None and low <= p.params["x"] <= high for p in later)
+    assert all(low <= t.params["x"] <= high for t in study.trials[7:])
 
 
 def test_a_constraint_function_returning_nan_is_an_error_naming_it() -> None:
@@ -213,5 +256,5 @@ def test_regressors_read_nan_as_inactive_and_check_the_feature_count(cls: type) 
     assert np.all(np.isfinite(model.predict(X)))
     one = regressor(cls).fit(X[:1], y[:1])  # one sample: the prior around it
     assert np.all(np.isfinite(one.predict(X[:3])))
-    with pytest.raises(ValueError, match="features"):
+    with pytest.raises(ValueError, match="X has 2 features.*expecting 3 features"):
         model.predict(X[:, :2])

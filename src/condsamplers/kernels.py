@@ -22,7 +22,7 @@ import math
 import numpy as np
 import torch
 
-from condsamplers.one_hot import one_hot_block
+from condsamplers.one_hot import one_hot, one_hot_block, one_hot_columns  # noqa: F401 (importable from here)
 from condsamplers.space import FeatureSpec
 
 Params = dict[str, torch.Tensor]
