@@ -3,7 +3,7 @@ recorded figures; fails when a median final regret is worse by an order of magni
 
 The default TreeGPSampler runs the five synthetic problems; the other samplers the problems
 their cost allows in CI (:data:`CASES`). CI runs it after the tests (``.ci/run``, one worker
-per core); it takes about 3 minutes on two cores::
+per core); it takes about 4 minutes on two cores::
 
     python -m benchmarks.guard                 # check against benchmarks/guard_reference.json
     python -m benchmarks.guard --update        # measure and record new reference figures
@@ -55,8 +55,8 @@ CASES: dict[str, tuple[str, ...]] = {
     "bohamiann": ("jenatton_small",),
 }
 #: Trials of a sampler's runs where fewer than the problem's own (BOHAMIANN's suggestion takes
-#: about 2.5 s: 30 trials, 20 of them model-based, instead of 50).
-TRIALS: dict[str, int] = {"bohamiann": 30}
+#: about 2.5 s: 25 trials, 15 of them model-based, instead of 50).
+TRIALS: dict[str, int] = {"bohamiann": 25}
 #: A median final regret this many times its reference (or more) fails the guard.
 FACTOR = 10.0
 #: Regrets below this are rounding: a reference of 1e-12 is not held to 1e-11.
