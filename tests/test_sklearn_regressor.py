@@ -120,7 +120,7 @@ def test_fit_does_not_depend_on_the_units_of_y(scale: float) -> None:
     np.testing.assert_allclose(scaled / scale, unit, rtol=1e-4, atol=1e-4 * np.std(y))
 
 
-@pytest.mark.parametrize("scale", [1e-160, 1e154, 1e300])
+@pytest.mark.parametrize("scale", [1e-300, 1e-160, 1e154, 1e300])
 @pytest.mark.parametrize(
     "regressor",
     [
