@@ -817,3 +817,20 @@ def test_speed_prints_the_stage_table_and_a_running_studys_median(capsys) -> Non
     speed.main(["--spaces", "jenatton_small", "--samplers", "treegp", "--running", "12"])
     (row,) = [line for line in capsys.readouterr().out.splitlines() if "| treegp |" in line]
     assert float(row.split("|")[3]) > 0
+
+
+def test_bnn_fit_judges_each_model_near_branins_minima(monkeypatch, capsys) -> None:
+    """``benchmarks/bnn_fit.py``: held-out points below 2 (Branin's minima are 0.398), and per
+    model, target and size one row of finite figures (an exact GP here, for speed)."""
+    from benchmarks import bnn_fit
+    from condsamplers.sklearn import CondGPRegressor
+
+    _, near = bnn_fit.near_minima()
+    assert len(near) > 100 and near.max() < bnn_fit.NEAR and near.min() > 0.3978
+    gp = {"GP": lambda seed: CondGPRegressor(kernel="matern", n_restarts=0, random_state=seed)}
+    monkeypatch.setattr(bnn_fit, "models", lambda: gp)
+    assert bnn_fit.main(["--n", "30", "--seeds", "1"]) == 0
+    rows = [line.split("|") for line in capsys.readouterr().out.splitlines()]
+    rows = [row for row in rows if len(row) > 2 and row[1].strip() == "GP"]
+    assert [row[2].strip() for row in rows] == ["values", "log"]
+    assert all(math.isfinite(float(row[k])) for row in rows for k in (4, 5, 6))
