@@ -271,8 +271,9 @@ def write_plots(args: argparse.Namespace) -> None:
 def write_markdown(args: argparse.Namespace, argv: Sequence[str]) -> None:
     """Markdown mode: regenerate plots and the report from the stored results only."""
     results_path = args.out / RESULTS_FILE
-    if not results_path.exists():
-        raise SystemExit(f"no results at {results_path}")
+    packed = results_path.with_name(results_path.name + ".gz")
+    if not (results_path.exists() or packed.exists()):
+        raise SystemExit(f"no results at {results_path} (nor {packed.name})")
     results = load_results(results_path)
     if not args.no_plots:
         plot_all(results, sorted(results["runs"]), args.out)
