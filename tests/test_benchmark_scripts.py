@@ -335,7 +335,7 @@ def test_the_regression_guard_has_a_reference_for_each_sampler_problem_and_seed(
     assert guard.CASES["treegp"] == guard.PROBLEMS
     for sampler, problems in guard.CASES.items():
         assert set(problems) <= set(reference[sampler])
-        assert all(len(reference[sampler][p]) == len(guard.SEEDS) for p in problems)
+        assert all(len(reference[sampler][p]) == len(guard.seeds_of(sampler)) for p in problems)
 
 
 def test_replay_scores_every_estimator_family_of_a_recorded_cash_run() -> None:
