@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import functools
 import math
 
 import numpy as np
@@ -147,9 +148,10 @@ class MaternKernel(EmbeddingKernel):
         return log_omega_prior(params["log_omega"])
 
 
-def _interleaved(sizes: np.ndarray) -> torch.Tensor:
+@functools.lru_cache(maxsize=64)
+def _interleaved(sizes: tuple[int, ...]) -> torch.Tensor:
     """The column order that takes ``[blocks of sizes..., one column per block]`` to each
-    block followed by its own column."""
+    block followed by its own column (built once per layout: every embedding asks it)."""
     ends = np.cumsum(sizes)
     order: list[int] = []
     for b, size in enumerate(sizes):
@@ -199,7 +201,8 @@ class ArcKernel(EmbeddingKernel):
             onehot = block * torch.repeat_interleave(rho[index], widths)
             radial = torch.sqrt(1.0 - rho[index] ** 2).expand(X.shape[0], len(columns))
             scale = torch.repeat_interleave(omega[index] * on[:, index], widths + 1, dim=1)
-            parts.append(torch.cat([onehot, radial], dim=1)[:, _interleaved(sizes)] * scale)
+            order = _interleaved(tuple(sizes.tolist()))
+            parts.append(torch.cat([onehot, radial], dim=1)[:, order] * scale)
         return torch.cat(parts, dim=1)
 
     def log_prior(self, params: Params) -> torch.Tensor:
