@@ -10,8 +10,9 @@ import pytest
 import torch
 
 from condsamplers.acquisition import log_expected_improvement
-from condsamplers.kernels import ArcKernel, squared_distances
+from condsamplers.kernels import ArcKernel, MaternKernel, squared_distances
 from condsamplers.models.gp import ExactGP, NumericalError, robust_cholesky
+from condsamplers.models.tree_gp import TreeGP
 from condsamplers.one_hot import one_hot, one_hot_columns
 from condsamplers.space import FeatureSpec
 
@@ -140,3 +141,38 @@ def test_exact_gp_mean_at_observations_is_the_prediction_there(kernel: str, mean
     np.testing.assert_allclose(
         other.mean_at_observations(), other.predict(X_all, active_all)[0], rtol=1e-9, atol=1e-9
     )
+
+
+@pytest.mark.parametrize("kernel", [ArcKernel(), MaternKernel()])
+def test_length_scale_is_the_distance_over_which_the_embedding_moves_by_one(kernel) -> None:
+    """Near any point, a step ``delta`` along column ``i`` moves the embedding by
+    ``delta / length_scale_i`` (what the acquisition's local search divides its steps by)."""
+    features = FeatureSpec.numerical(3)
+    shift = torch.tensor([0.3, -1.2, 2.0], dtype=torch.float64)
+    params = {k: v + shift for k, v in kernel.initial_params(features).items()}
+    scales = kernel.length_scales(params)
+    x = torch.tensor([[0.2, 0.5, 0.7]], dtype=torch.float64)
+    active = torch.ones((1, 3), dtype=torch.bool)
+    delta = 1e-6
+    for i in range(3):
+        moved = x.clone()
+        moved[0, i] += delta
+        step = kernel.embed(moved, active, params, features) - kernel.embed(
+            x, active, params, features
+        )
+        assert float(step.norm()) / delta == pytest.approx(1.0 / scales[i], rel=1e-4)
+
+
+def test_models_report_their_kernels_length_scales() -> None:
+    rng = np.random.default_rng(1)
+    X = rng.random((15, 2))
+    active = np.ones_like(X, dtype=bool)
+    y = np.sin(6 * X[:, 0])
+    features = FeatureSpec.numerical(2)
+    for kernel in ("arc", "matern"):
+        gp = ExactGP(kernel, seed=0, max_iter=30).fit(X, active, y, features)
+        np.testing.assert_allclose(gp.length_scales(), gp.kernel.length_scales(gp.params_))
+    assert ExactGP("bn", seed=0, max_iter=30).fit(X, active, y, features).length_scales() is None
+    tree = TreeGP(seed=0).fit(X, active, y, features)
+    np.testing.assert_allclose(tree.length_scales(), np.exp(-tree.params_["log_omega"].numpy()))
+    assert tree.length_scales()[0] < tree.length_scales()[1]  # y moves with column 0 only

@@ -63,3 +63,42 @@ def test_the_settings_radius_reaches_the_optimiser() -> None:
     near = OptimizerSettings(n_candidates=64, n_local_search=2, local_search_radius=0.01)
     far = OptimizerSettings(n_candidates=64, n_local_search=2)
     assert _best_value(space, near) < _best_value(space, far)  # the corner is out of reach
+
+
+def _narrow_ridge(space, centre: np.ndarray, widths: np.ndarray):
+    """A log-EI-like bump around ``centre`` with a width per column (inactive columns ignored)."""
+
+    def acquisition(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
+        z = (X - torch.as_tensor(centre)) / torch.as_tensor(widths)
+        return -0.5 * ((z * active) ** 2).sum(dim=1)
+
+    return acquisition
+
+
+@pytest.mark.parametrize("use_scales", [False, True])
+def test_the_local_search_reaches_a_maximum_of_very_unequal_widths(use_scales: bool) -> None:
+    space, X0, active = _space_and_rows()
+    free = _numerical_active(space, active)
+    centre = np.full(X0.shape[1], 0.4)
+    widths = np.where(np.arange(X0.shape[1]) % 2 == 0, 0.01, 3.0)
+    scales = widths if use_scales else None
+    acquisition = _narrow_ridge(space, centre, widths)
+    moved = local_search(acquisition, space, X0, active, 200, length_scales=scales)
+    np.testing.assert_allclose(moved[free], 0.4, atol=0.03)
+    assert (moved >= 0.0).all() and (moved <= 1.0).all()
+
+
+def test_length_scales_of_the_wrong_shape_are_refused() -> None:
+    space, X0, active = _space_and_rows()
+    with pytest.raises(ValueError, match="length_scales"):
+        local_search(
+            _sum_of_active_columns, space, X0, active, 10, length_scales=np.ones(X0.shape[1] + 1)
+        )
+
+
+def test_length_scales_that_are_not_positive_numbers_count_as_one() -> None:
+    space, X0, active = _space_and_rows()
+    scales = np.full(X0.shape[1], np.nan)
+    scales[0] = -1.0
+    moved = local_search(_sum_of_active_columns, space, X0, active, 100, length_scales=scales)
+    np.testing.assert_allclose(moved[_numerical_active(space, active)], 1.0, atol=1e-9)

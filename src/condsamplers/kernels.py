@@ -77,6 +77,11 @@ class Kernel(abc.ABC):
         (log / logit) parameters that are optimised, change of variables included: the other
         convention's shorter length scales sent EI to the wrong branches."""
 
+    def length_scales(self, params: Params) -> np.ndarray | None:
+        """Per encoded column, the distance in the unit cube over which the correlation
+        falls appreciably (``None``: the kernel has no such per-column scale)."""
+        return None
+
     def random_params(self, features: FeatureSpec, generator: torch.Generator) -> Params:
         """A random restart point near the defaults."""
         init = self.initial_params(features)
@@ -147,6 +152,10 @@ class MaternKernel(EmbeddingKernel):
     def log_prior(self, params: Params) -> torch.Tensor:
         return log_omega_prior(params["log_omega"])
 
+    def length_scales(self, params: Params) -> np.ndarray:
+        """``1 / omega_i``: the embedding ``omega_i x_i`` moves by 1 over that distance."""
+        return np.exp(-params["log_omega"].detach().numpy())
+
 
 @functools.lru_cache(maxsize=64)
 def _interleaved(sizes: tuple[int, ...]) -> torch.Tensor:
@@ -211,6 +220,12 @@ class ArcKernel(EmbeddingKernel):
         log_rho = torch.nn.functional.logsigmoid(logit)
         log_one_minus = torch.nn.functional.logsigmoid(-logit)
         return log_omega_prior(params["log_omega"]) + 2.0 * (log_rho + log_one_minus).sum()
+
+    def length_scales(self, params: Params) -> np.ndarray:
+        """``1 / (pi rho_i omega_i)``: eq. 3's embedding of an active column moves by 1 over
+        that distance near any ``x_i`` (its arc length is ``omega_i pi rho_i |x_i - x'_i|``)."""
+        rho = torch.sigmoid(params["logit_rho"])
+        return (1.0 / (math.pi * rho * torch.exp(params["log_omega"]))).detach().numpy()
 
 
 @dataclasses.dataclass(frozen=True)

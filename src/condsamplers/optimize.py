@@ -25,6 +25,14 @@ import torch
 from condsamplers.acquisition import DEFAULT_N_FANTASIES, Acquisition
 from condsamplers.space import ConditionalSpace, FixedValues, Path
 
+#: The local search in the units of the model's length scales stops once no component of the
+#: acquisition's projected gradient exceeds this (Optuna's GPSampler: ``sqrt(1e-4)``).
+LOCAL_SEARCH_GTOL = 1e-2
+#: ... and in the unit cube (a model without length scales): scipy's default.
+UNIT_CUBE_GTOL = 1e-5
+#: Length scales outside this range are taken at its ends as the local search's units.
+STEP_SCALE_RANGE = (1e-3, 1e3)
+
 
 @dataclasses.dataclass(frozen=True)
 class OptimizerSettings:
@@ -210,11 +218,16 @@ def local_search(
     max_iter: int,
     fixed: FixedValues | None = None,
     radius: float = 1.0,
+    length_scales: np.ndarray | None = None,
 ) -> np.ndarray:
     """Jointly improve the rows of ``X0`` by L-BFGS-B on their free numerical columns (those
     of ``fixed`` excepted), each within ``radius`` of its start (and inside the unit cube).
 
     The rows are independent, so maximising the sum of their acquisition values maximises each.
+    With the model's ``length_scales`` (per column), L-BFGS-B works on ``x / length_scale``
+    and stops once no gradient component there exceeds :data:`LOCAL_SEARCH_GTOL` (as Optuna's
+    GPSampler does): the acquisition is then about as curved along every column, where in the
+    unit cube a short length scale beside a long one (an inert column) made L-BFGS-B crawl.
     """
     free = _free_columns(space, active, fixed)
     if not free.any():
@@ -222,33 +235,52 @@ def local_search(
     base = torch.as_tensor(X0)
     active_t = torch.as_tensor(active)
     free_t = torch.as_tensor(free)
+    scale = np.broadcast_to(_step_scales(length_scales, X0.shape[1]), X0.shape)[free]
 
-    def negative_sum(flat: np.ndarray) -> tuple[float, np.ndarray]:
-        v = torch.tensor(flat, requires_grad=True)
+    def negative_sum(scaled: np.ndarray) -> tuple[float, np.ndarray]:
+        v = torch.tensor(scaled * scale, requires_grad=True)
         X = base.clone()
         X[free_t] = v
         values = acquisition(X, active_t)
         total = -values.clamp_min(-1e4).sum()
         if not total.requires_grad:  # e.g. a path EI that no free column moves
-            return total.item(), np.zeros_like(flat)
+            return total.item(), np.zeros_like(scaled)
         total.backward()
-        grad = v.grad.numpy()  # type: ignore[union-attr]
+        grad = v.grad.numpy() * scale  # type: ignore[union-attr]
         if not np.isfinite(total.item()) or not np.all(np.isfinite(grad)):
-            return 1e10, np.zeros_like(flat)
+            return 1e10, np.zeros_like(scaled)
         return total.item(), grad
 
     x0 = X0[free]
+    low, high = np.maximum(0.0, x0 - radius) / scale, np.minimum(1.0, x0 + radius) / scale
     result = scipy.optimize.minimize(
         negative_sum,
-        x0,
+        x0 / scale,
         jac=True,
         method="L-BFGS-B",
-        bounds=[(max(0.0, v - radius), min(1.0, v + radius)) for v in x0],
-        options={"maxiter": max_iter},
+        bounds=list(zip(low, high, strict=True)),
+        options={
+            "maxiter": max_iter,
+            "gtol": LOCAL_SEARCH_GTOL if length_scales is not None else UNIT_CUBE_GTOL,
+        },
     )
     X = X0.copy()
-    X[free] = result.x
+    X[free] = np.clip(result.x * scale, 0.0, 1.0)
     return X
+
+
+def _step_scales(length_scales: np.ndarray | None, n_columns: int) -> np.ndarray:
+    """The model's length scales as the local search's units, kept within
+    :data:`STEP_SCALE_RANGE` (ones where there are none or one is not a positive number)."""
+    if length_scales is None:
+        return np.ones(n_columns)
+    scales = np.asarray(length_scales, dtype=float)
+    if scales.shape != (n_columns,):
+        raise ValueError(
+            f"length_scales has shape {scales.shape}; expected one per column, ({n_columns},)."
+        )
+    scales = np.where(np.isfinite(scales) & (scales > 0), scales, 1.0)
+    return np.clip(scales, *STEP_SCALE_RANGE)
 
 
 def _sweep_categoricals(
@@ -316,7 +348,8 @@ def select_path(
     parameters). Candidates per path as in :func:`maximize_acquisition`, then one L-BFGS-B
     local search from the best candidate of every path. ``fixed``: values the candidates keep
     (the caller passes only the paths they allow); a path none of whose candidates keeps them is
-    not chosen."""
+    not chosen. The local search works in the unit cube: the path EI moves with the inner
+    nodes' features of the shared parameters, not at the leaf GPs' length scales."""
     best_X, best_active, best_values, best_paths = [], [], [], []
     for path in paths:
         X, active, values = _scored_candidates(
@@ -354,12 +387,14 @@ def maximize_acquisition(
     X_start: np.ndarray | None = None,
     only: list[Path] | None = None,
     fixed: FixedValues | None = None,
+    length_scales: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Candidates ``(X, active, values)`` sorted by acquisition value, best first.
 
     ``only``: search these paths alone (default: every path of ``space``). ``fixed``: values
     every candidate keeps (parameters set outside the model); the search runs over the others,
-    on the paths they allow. No candidate at all if none can keep them.
+    on the paths they allow. No candidate at all if none can keep them. ``length_scales``: the
+    model's, the local search's units (:func:`local_search`).
     """
     only = _allowed_paths(space, only, fixed)
     X, active, values = _scored_candidates(acquisition, space, rng, settings, X_start, only, fixed)
@@ -374,6 +409,7 @@ def maximize_acquisition(
         settings.local_search_max_iter,
         fixed,
         settings.local_search_radius,
+        length_scales,
     )
     improved = round_to_grid(space, improved)
     improved_values = _evaluate(acquisition, improved, active[starts])

@@ -205,6 +205,7 @@ def propose(
     order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
     incumbents = data.X[order[:N_INCUMBENT_STARTS]]
     sitting_out = _sitting_out(space, data, over, settings)
+    length_scales = model.length_scales()
     path = _two_step_path(
         space, data, fantasies, constraints, rng, settings, incumbents, fixed, cost, sitting_out
     )
@@ -217,6 +218,7 @@ def propose(
         incumbents,
         _searched_paths(space, path, sitting_out, fixed),
         fixed,
+        length_scales,
     )
     return Proposal(X, active, values, model, path, warping)
 
@@ -302,19 +304,22 @@ def _maximize(
     incumbents: np.ndarray,
     only: list[Path] | None = None,
     fixed: FixedValues | None = None,
+    length_scales: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """:func:`maximize_acquisition`, each candidate valued (and returned) with the activity
     its unexplained nodes are predicted to have (``ConditionalSpace.activity_predictor``)."""
     predict = space.activity_predictor(data.X, data.active)
     if predict is None:
-        return maximize_acquisition(acquisition, space, rng, settings, incumbents, only, fixed)
+        return maximize_acquisition(
+            acquisition, space, rng, settings, incumbents, only, fixed, length_scales
+        )
 
     def with_predicted_activity(X: torch.Tensor, active: torch.Tensor) -> torch.Tensor:
         predicted = predict(X.detach().cpu().numpy(), active.cpu().numpy())
         return acquisition(X, torch.as_tensor(predicted))
 
     X, active, values = maximize_acquisition(
-        with_predicted_activity, space, rng, settings, incumbents, only, fixed
+        with_predicted_activity, space, rng, settings, incumbents, only, fixed, length_scales
     )
     return X, predict(X, active), values
 

@@ -129,8 +129,9 @@ def propose_pareto(
     path = _pareto_path(
         space, data, believed, constraints, (lowers, uppers, samples), rng, settings, starts, fixed
     )
+    only = None if path is None else [path]
     X, active, values = _maximize(
-        acquisition, space, data, rng, settings, starts, None if path is None else [path], fixed
+        acquisition, space, data, rng, settings, starts, only, fixed, models[0].length_scales()
     )
     return Proposal(X, active, values, model, path)
 

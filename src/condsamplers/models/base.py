@@ -58,6 +58,13 @@ class Surrogate(abc.ABC):
         they are, :mod:`condsamplers.evidence_warping`)."""
         return None
 
+    def length_scales(self) -> np.ndarray | None:
+        """Per encoded column, the distance in the unit cube over which the fitted model's
+        correlation falls appreciably; the acquisition's local search measures its steps in
+        these units (:func:`condsamplers.optimize.local_search`). ``None``: the model has no
+        such scale (the local search then works in the unit cube)."""
+        return None
+
     def hyperparameter_models(self: SurrogateT) -> list[SurrogateT]:
         """The models the acquisition averages over: one per hyperparameter sample for a model
         that samples its hyperparameters' posterior (the integrated acquisition of DNGO, Snoek

@@ -279,6 +279,10 @@ class ExactGP(Surrogate):
         """The fitted variance of ``eps_i`` (module docstring), in the units of ``y``."""
         return noise_variance_of(self.params_, self.min_noise, self.y_std_)
 
+    def length_scales(self) -> np.ndarray | None:
+        """The kernel's (:meth:`condsamplers.kernels.Kernel.length_scales`)."""
+        return self.kernel.length_scales(self.params_)
+
     def mean_at_observations(self) -> np.ndarray:
         """``y - sigma^2 alpha`` (:meth:`Surrogate.mean_at_observations`; ``alpha = (K +
         sigma^2 I)^-1 (z - beta)`` as cached)."""

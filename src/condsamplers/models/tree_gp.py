@@ -89,7 +89,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from condsamplers.kernels import log_omega_prior
+from condsamplers.kernels import MaternKernel, log_omega_prior
 from condsamplers.log import get_logger
 from condsamplers.models.base import Surrogate
 from condsamplers.models.fitting import (
@@ -535,6 +535,11 @@ class TreeGP(TreeGPInference, Surrogate):
     def noise_variance(self) -> float:
         """The fitted ``sigma^2`` of eq. 1 (module docstring), in the units of ``y``."""
         return noise_variance_of(self.params_, self.min_noise, self.y_std_)
+
+    def length_scales(self) -> np.ndarray:
+        """``1 / omega_i`` of the leaf GPs' Matern embedding
+        (:meth:`condsamplers.kernels.MaternKernel.length_scales`)."""
+        return MaternKernel().length_scales(self.params_)
 
     @property
     def has_path_posterior(self) -> bool:
