@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -48,6 +49,8 @@ class _Bucket:
 #: part of a suggestion, and the fit keeps eq. 3, the form those problems' benchmark figures
 #: were measured with.
 JOINT_FORM_MIN_FEATURES = 256
+#: How many matrices of active patterns the tree GP keeps the grouping of (:meth:`_path_plan`).
+PATH_PLANS = 8
 
 # A leaf of ANALYTIC_GRADIENT_ROWS rows or more gets a batch of its own, and the analytic
 # gradient of its terms. Batching saves the per-call overhead of small leaves; a large leaf's
@@ -272,6 +275,7 @@ class TreeGPInference:
                 solved = torch.linalg.solve_triangular(L.T, A, upper=True)  # M_p^-1 [r_p, Z_p]
                 self.leaf_cache_[p] = (L, solved[:, 0], solved[:, 1:])
             self.c_blocks_: dict[tuple[int, ...], tuple[torch.Tensor, torch.Tensor]] = {}
+            self.path_plans_: dict[tuple[tuple[int, ...], bytes], list[Any]] = {}
             self.c_covariance_: torch.Tensor | None = None
             if len(f_c):
                 self.variance_c_ = torch.exp(self._log_variance_c(params))
@@ -299,25 +303,53 @@ class TreeGPInference:
     ) -> list[tuple[torch.Tensor, int, torch.Tensor, torch.Tensor, torch.Tensor]]:
         """The rows grouped by active pattern: per group its row indices, its leaf (``-1``:
         no known leaf), ``z(x)`` on the inner nodes of its path, the positions of those
-        features in ``z(x)`` and their block of ``Lambda_c^-1`` (``z(x)`` is 0 elsewhere)."""
-        patterns = active.detach().numpy().astype(bool)
+        features in ``z(x)`` and their block of ``Lambda_c^-1`` (``z(x)`` is 0 elsewhere).
+
+        The features of the inner nodes of any group's path are computed once for every row,
+        and each group takes its rows and its path's features (the same values as per group:
+        each feature is a function of its row alone)."""
+        plan, nodes = self._path_plan(active.detach().numpy().astype(bool))
+        with_c = self.mu_c_.numel() > 0
+        every = self.inner_features(X, active, nodes=nodes) if with_c else None
+        groups = []
+        for rows, leaf, within, columns, block in plan:
+            if every is None:
+                Z = torch.zeros((len(rows), 0), dtype=torch.float64)
+            elif len(plan) == 1:
+                Z = every
+            else:
+                Z = every[rows][:, within]
+            groups.append((rows, leaf, Z, columns, block))
+        return groups
+
+    def _path_plan(self, patterns: np.ndarray) -> tuple[list[Any], tuple[int, ...]]:
+        """Per distinct row of ``patterns``: its rows, its leaf, the positions of its path's
+        features among those of the inner nodes of every group's path (the second value),
+        their positions in ``z(x)`` and their block of ``Lambda_c^-1``. Kept for the last
+        :data:`PATH_PLANS` pattern matrices (a local search asks the same one at every step)."""
+        key = (patterns.shape, np.packbits(patterns).tobytes())
+        if key in self.path_plans_:
+            return self.path_plans_[key]
         first, inverse = _distinct_rows(patterns)
         leaf = self.structure_.leaf_index(patterns[first])
         with_c = self.mu_c_.numel() > 0
-        groups = []
-        for g, i in enumerate(first):
+        paths = [nodes_on(self.structure_, patterns[i]) if with_c else () for i in first]
+        every = tuple(sorted(set().union(*paths)))
+        position = {int(c): k for k, c in enumerate(self.layout_.columns_of(every))}
+        plan = []
+        for g, nodes in enumerate(paths):
             rows = torch.as_tensor(np.flatnonzero(inverse == g))
-            X_g, active_g = (X, active) if len(first) == 1 else (X[rows], active[rows])
             if with_c:
-                nodes = nodes_on(self.structure_, patterns[i])
                 columns, block = self._c_covariance(nodes)
-                Z = self.inner_features(X_g, active_g, nodes=nodes)
             else:
                 columns = torch.zeros(0, dtype=torch.long)
                 block = torch.zeros((0, 0), dtype=torch.float64)
-                Z = torch.zeros((len(rows), 0), dtype=torch.float64)
-            groups.append((rows, int(leaf[g]), Z, columns, block))
-        return groups
+            within = torch.as_tensor([position[int(c)] for c in columns], dtype=torch.long)
+            plan.append((rows, int(leaf[g]), within, columns, block))
+        if len(self.path_plans_) >= PATH_PLANS:
+            self.path_plans_.pop(next(iter(self.path_plans_)))
+        self.path_plans_[key] = (plan, every)
+        return plan, every
 
     def posterior(
         self, X: torch.Tensor, active: torch.Tensor
