@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from condsamplers.models.tree_gp import TreeGP, TreeStructure
+from condsamplers.models.tree_gp_structure import inner_features
 from condsamplers.space import FeatureSpec
 
 # Columns: 0 categorical root (2 choices, branching), 1 numerical shared by leaves 0 and 1,
@@ -505,3 +506,33 @@ def test_a_shared_column_whose_effect_differs_by_path_gets_less_shared_variance(
     root = tuple(sorted(model.structure_.inner_nodes[0].leaves))
     variance = model.params_["log_variance_c"].exp()
     assert variance[keys.index((root, "fourier 1"))] < variance[keys.index((root, "fourier 2"))]
+
+
+@pytest.mark.parametrize("basis", ["fourier", "linear"])
+def test_the_feature_recipe_builds_the_same_inner_features_as_node_by_node(basis: str) -> None:
+    """``z(x)`` from the layout's recipe (prediction) equals the node-by-node construction
+    (the fit's, with its cache), values and gradient in ``x``, on every node and on some."""
+    X, active, y = _data()
+    model = TreeGP(seed=0, max_iter=5, inner_basis=basis).fit(X, active, y, FEATURES)
+    rows, rows_active = _random_rows(np.random.default_rng(1), [0, 1, 2, 3, 2, 0])
+    log_lengthscales = model.params_.get("log_fourier_lengthscale")
+    n_nodes = len(model.structure_.inner_nodes)
+    for nodes in (None, tuple(range(n_nodes))[1:], (0,)):
+        built = []
+        for layout in (None, model.layout_):
+            x = torch.tensor(rows, requires_grad=True)
+            z = inner_features(
+                model.structure_,
+                FEATURES,
+                x,
+                torch.as_tensor(rows_active),
+                model.fourier_,
+                log_lengthscales,
+                nodes=nodes,
+                layout=layout,
+            )
+            torch.sin(z).sum().backward()
+            built.append((z.detach(), x.grad))
+        (z_nodes, grad_nodes), (z_recipe, grad_recipe) = built
+        assert torch.equal(z_nodes, z_recipe)
+        assert torch.equal(grad_nodes, grad_recipe)

@@ -334,7 +334,9 @@ class TreeGP(TreeGPInference, Surrogate):
         if self.independent:
             return torch.zeros((X.shape[0], 0), dtype=torch.float64)
         if self.fourier_ is None:
-            return inner_features(self.structure_, self.features_, X, active, nodes=nodes)
+            return inner_features(
+                self.structure_, self.features_, X, active, nodes=nodes, layout=self.layout_
+            )
         params = self.params_ if params is None else params
         return inner_features(
             self.structure_,
@@ -345,6 +347,7 @@ class TreeGP(TreeGPInference, Surrogate):
             params["log_fourier_lengthscale"],
             cache,
             nodes,
+            self.layout_,
         )
 
     def _training_features(self, params: Params) -> torch.Tensor:

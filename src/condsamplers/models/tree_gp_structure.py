@@ -20,13 +20,14 @@ columns is active (the root: always), so the model also scores active patterns i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 import torch
 
-from condsamplers.one_hot import one_hot_columns
+from condsamplers.one_hot import one_hot_block, one_hot_columns
 from condsamplers.space import FeatureSpec
 
 #: Random Fourier features per inner node with ``inner_basis="fourier"`` (sec. 4.3).
@@ -138,6 +139,10 @@ class _Features:
     log_group_scale: np.ndarray
     #: per inner node, the ``[start, stop)`` of its features in ``z(x)``.
     node_bounds: tuple[tuple[int, int], ...] = ()
+    #: :class:`LinearRecipe` per tuple of inner nodes, built on first use.
+    recipes: dict[tuple[int, ...], FeatureRecipe] = dataclasses.field(
+        default_factory=dict, compare=False, repr=False
+    )
 
     def columns_of(self, nodes: Sequence[int]) -> np.ndarray:
         """The positions in ``z(x)`` of the features of ``nodes``, in their order."""
@@ -152,6 +157,121 @@ class _Features:
     @property
     def n_groups(self) -> int:
         return len(self.group_keys)
+
+
+@dataclasses.dataclass(frozen=True)
+class FeatureRecipe:
+    """Where each feature of ``z(x)`` on some inner nodes comes from, so that
+    :func:`inner_features` builds it with one gather per kind of feature (memberships, centred
+    numerical columns, one-hots, Fourier features) instead of small tensors per node and
+    column; the same values in the same order."""
+
+    #: per node, the columns whose largest activity is its membership (padded with the index
+    #: of an appended zero column; the root: none, its membership is 1).
+    member_columns: torch.Tensor
+    is_root: torch.Tensor
+    #: numerical columns in the linear basis (centred values).
+    numerical: torch.Tensor
+    #: per one-hot feature, its position in :func:`~condsamplers.one_hot.one_hot_block`'s
+    #: block and its column.
+    one_hot_positions: torch.Tensor
+    one_hot_columns: torch.Tensor
+    #: numerical columns in the Fourier basis, the position of each one's node in the
+    #: recipe's nodes and in the tree's, and each one's frequencies and phases (``(J, M)``).
+    fourier_columns: torch.Tensor
+    fourier_member: torch.Tensor
+    fourier_node: torch.Tensor
+    frequencies: torch.Tensor
+    phases: torch.Tensor
+    #: from ``[memberships, numerical, one-hots, Fourier features]`` to the order of ``z(x)``.
+    order: torch.Tensor
+
+    @classmethod
+    def of(
+        cls,
+        structure: TreeStructure,
+        features: FeatureSpec,
+        nodes: Sequence[int],
+        fourier: FourierBasis | None,
+    ) -> FeatureRecipe:
+        """The recipe of ``z(x)`` on ``nodes`` in the linear basis, or with ``fourier`` in
+        that Fourier basis."""
+        categorical = np.flatnonzero(features.n_categories > 0)
+        sizes = features.n_categories[categorical]
+        starts = (np.cumsum(sizes) - sizes).tolist()
+        block_start = dict(zip(categorical.tolist(), starts, strict=True))
+        width = max([1, *(len(structure.inner_nodes[v].columns) for v in nodes)])
+        members = np.full((len(nodes), width), features.n_features)
+        numerical: list[int] = []
+        positions: list[int] = []
+        columns: list[int] = []
+        # per Fourier column: (column, position of its node, its node, its row in the node's)
+        fourier_of: list[tuple[int, int, int, int]] = []
+        # (kind, index): 0 membership, 1 centred value, 2 one-hot, 3 Fourier feature
+        source: list[tuple[int, int]] = []
+        for k, v in enumerate(nodes):
+            node = structure.inner_nodes[v]
+            if not node.is_root:
+                members[k, : len(node.columns)] = node.columns
+            source.append((0, k))
+            for j in node.columns:
+                n = int(features.n_categories[j])
+                if n == 0 and fourier is None:
+                    source.append((1, len(numerical)))
+                    numerical.append(j)
+                for c in range(n):
+                    source.append((2, len(positions)))
+                    positions.append(block_start[j] + c)
+                    columns.append(j)
+            if fourier is not None:
+                for r, j in enumerate(_numerical_columns(node, features)):
+                    source += [(3, len(fourier_of) * N_FOURIER + m) for m in range(N_FOURIER)]
+                    fourier_of.append((j, k, v, r))
+        offset = [0, len(nodes), len(nodes) + len(numerical)]
+        offset.append(offset[2] + len(positions))
+        long = functools.partial(torch.as_tensor, dtype=torch.long)
+        empty = torch.zeros((0, N_FOURIER), dtype=torch.float64)
+        frequencies, phases = empty, empty
+        if fourier_of:
+            assert fourier is not None
+            frequencies = torch.stack([fourier.frequencies[v][r] for _, _, v, r in fourier_of])  # type: ignore[index]
+            phases = torch.stack([fourier.phases[v][r] for _, _, v, r in fourier_of])  # type: ignore[index]
+        return cls(
+            long(members),
+            torch.as_tensor([structure.inner_nodes[v].is_root for v in nodes], dtype=torch.bool),
+            long(numerical),
+            long(positions),
+            long(columns),
+            *(long([f[i] for f in fourier_of]) for i in range(3)),
+            frequencies,
+            phases,
+            long([offset[kind] + i for kind, i in source]),
+        )
+
+    def features(
+        self,
+        X: torch.Tensor,
+        on: torch.Tensor,
+        features: FeatureSpec,
+        log_lengthscales: torch.Tensor | None = None,
+    ) -> torch.Tensor:
+        """``z(x)`` on the recipe's nodes (:func:`inner_features`; ``log_lengthscales``: one
+        per inner node, for the Fourier basis)."""
+        padded = torch.cat([on, torch.zeros((on.shape[0], 1), dtype=on.dtype)], dim=1)
+        member = padded[:, self.member_columns].amax(dim=2)
+        member = torch.where(self.is_root, torch.ones_like(member), member)
+        parts = [member, (X[:, self.numerical] - 0.5) * on[:, self.numerical]]
+        if len(self.one_hot_positions):
+            block = one_hot_block(X, features)[2]
+            parts.append(block[:, self.one_hot_positions] * on[:, self.one_hot_columns])
+        if len(self.fourier_columns):
+            assert log_lengthscales is not None
+            scale = torch.exp(-log_lengthscales[self.fourier_node])
+            angle = X[:, self.fourier_columns][:, :, None] * self.frequencies * scale[:, None]
+            cosines = math.sqrt(2.0 / N_FOURIER) * torch.cos(angle + self.phases)
+            on_node = member[:, self.fourier_member]
+            parts.append((cosines * on_node[:, :, None]).reshape(X.shape[0], -1))
+        return torch.cat(parts, dim=1)[:, self.order]
 
 
 def _numerical_columns(node: InnerNode, features: FeatureSpec) -> list[int]:
@@ -248,6 +368,7 @@ def inner_features(
     log_lengthscales: torch.Tensor | None = None,
     cache: dict[int, torch.Tensor] | None = None,
     nodes: Sequence[int] | None = None,
+    layout: _Features | None = None,
 ) -> torch.Tensor:
     """``z(x)`` of each row (sec. 2.4): per inner node on the path, ``[1, r_v(x)]``; zeros off it.
 
@@ -259,11 +380,18 @@ def inner_features(
     rows while the length scales are fitted) keeps each node's features that do not depend
     on the length scales between calls. ``nodes``: the features of these inner nodes only
     (:meth:`_Features.columns_of`'s columns; rows whose path holds no other node lose nothing).
+    ``layout``: the layout of ``z(x)`` for this ``fourier`` basis, whose
+    :class:`FeatureRecipe` then builds ``z(x)`` when there is no ``cache`` (the same values).
     """
     on = active.to(X.dtype)
+    chosen = range(len(structure.inner_nodes)) if nodes is None else nodes
+    if layout is not None and cache is None:
+        key = tuple(chosen)
+        if key not in layout.recipes:
+            layout.recipes[key] = FeatureRecipe.of(structure, features, key, fourier)
+        return layout.recipes[key].features(X, on, features, log_lengthscales)
     parts = []
     one_hots: dict[int, torch.Tensor] | None = None
-    chosen = range(len(structure.inner_nodes)) if nodes is None else nodes
     for v in chosen:
         node = structure.inner_nodes[v]
         fixed = None if cache is None else cache.get(v)
