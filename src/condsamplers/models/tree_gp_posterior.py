@@ -24,7 +24,7 @@ from condsamplers.models.tree_gp_structure import (
     TreeStructure,
     _distinct_rows,
     _Features,
-    nodes_on,
+    nodes_on_rows,
 )
 from condsamplers.space import FeatureSpec
 
@@ -333,18 +333,23 @@ class TreeGPInference:
         first, inverse = _distinct_rows(patterns)
         leaf = self.structure_.leaf_index(patterns[first])
         with_c = self.mu_c_.numel() > 0
-        paths = [nodes_on(self.structure_, patterns[i]) if with_c else () for i in first]
+        paths = nodes_on_rows(self.structure_, patterns[first]) if with_c else [()] * len(first)
         every = tuple(sorted(set().union(*paths)))
-        position = {int(c): k for k, c in enumerate(self.layout_.columns_of(every))}
+        position = np.zeros(self.layout_.n_features, dtype=np.int64)
+        listed = self.layout_.columns_of(every)
+        position[listed] = np.arange(len(listed))
+        by_group = np.argsort(inverse, kind="stable")  # each group's rows in increasing order
+        ends = np.cumsum(np.bincount(inverse, minlength=len(first)))
+        starts = ends - np.bincount(inverse, minlength=len(first))
         plan = []
         for g, nodes in enumerate(paths):
-            rows = torch.as_tensor(np.flatnonzero(inverse == g))
+            rows = torch.as_tensor(by_group[starts[g] : ends[g]])
             if with_c:
                 columns, block = self._c_covariance(nodes)
             else:
                 columns = torch.zeros(0, dtype=torch.long)
                 block = torch.zeros((0, 0), dtype=torch.float64)
-            within = torch.as_tensor([position[int(c)] for c in columns], dtype=torch.long)
+            within = torch.as_tensor(position[columns.numpy()])
             plan.append((rows, int(leaf[g]), within, columns, block))
         if len(self.path_plans_) >= PATH_PLANS:
             self.path_plans_.pop(next(iter(self.path_plans_)))

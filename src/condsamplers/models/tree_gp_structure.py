@@ -308,14 +308,16 @@ def _feature_layout(structure: TreeStructure, features: FeatureSpec, basis: str)
     return _Features(np.array(groups, dtype=int), tuple(keys), np.array(scales), tuple(bounds))
 
 
-def nodes_on(structure: TreeStructure, active: np.ndarray) -> tuple[int, ...]:
-    """The inner nodes on the path of the active pattern ``active`` (one row): the root, and
-    each node one of whose columns is active (:func:`inner_features` is 0 on the others)."""
-    return tuple(
-        v
-        for v, node in enumerate(structure.inner_nodes)
-        if node.is_root or bool(active[list(node.columns)].any())
-    )
+def nodes_on_rows(structure: TreeStructure, active: np.ndarray) -> list[tuple[int, ...]]:
+    """The inner nodes on the path of each row of ``active``: the root, and each node one of
+    whose columns is active (:func:`inner_features` is 0 on the others)."""
+    d = active.shape[1]
+    columns = np.zeros((len(structure.inner_nodes), d), dtype=bool)
+    for v, node in enumerate(structure.inner_nodes):
+        columns[v, list(node.columns)] = True
+    root = np.array([node.is_root for node in structure.inner_nodes])
+    on = (active.astype(np.int64) @ columns.T.astype(np.int64) > 0) | root
+    return [tuple(np.flatnonzero(row).tolist()) for row in on]
 
 
 @dataclasses.dataclass(frozen=True)
