@@ -26,8 +26,9 @@ from condsamplers.acquisition import DEFAULT_N_FANTASIES, Acquisition
 from condsamplers.space import ConditionalSpace, FixedValues, Path
 
 #: The local search in the units of the model's length scales stops once no component of the
-#: acquisition's projected gradient exceeds this (Optuna's GPSampler: ``sqrt(1e-4)``).
-LOCAL_SEARCH_GTOL = 1e-2
+#: acquisition's projected gradient exceeds this (Optuna's GPSampler stops at 1e-2, after which
+#: proposals of one acquisition from different starts still lie 0.04 apart in the unit cube).
+LOCAL_SEARCH_GTOL = 1e-3
 #: ... and in the unit cube (a model without length scales): scipy's default.
 UNIT_CUBE_GTOL = 1e-5
 #: Length scales outside this range are taken at its ends as the local search's units.
@@ -345,11 +346,12 @@ def select_path(
 ) -> Path:
     """The path whose best configuration maximises ``path_acquisition`` (Jenatton et al. 2017,
     sec. 3.2, first step: the path EI of eq. 6, optimised jointly over the path and its shared
-    parameters). Candidates per path as in :func:`maximize_acquisition`, then one L-BFGS-B
+    parameters). ``n_candidates`` quasi-uniform candidates on each path, then one L-BFGS-B
     local search from the best candidate of every path. ``fixed``: values the candidates keep
-    (the caller passes only the paths they allow); a path none of whose candidates keeps them is
-    not chosen. The local search works in the unit cube: the path EI moves with the inner
-    nodes' features of the shared parameters, not at the leaf GPs' length scales."""
+    (the caller passes only the paths they allow); a path none of whose candidates keeps them
+    is not chosen. The local search works in the unit cube: the path EI
+    moves with the inner nodes' features of the shared parameters, not at the leaf GPs' length
+    scales."""
     best_X, best_active, best_values, best_paths = [], [], [], []
     for path in paths:
         X, active, values = _scored_candidates(
