@@ -349,9 +349,8 @@ def select_path(
     parameters). ``n_candidates`` quasi-uniform candidates on each path, then one L-BFGS-B
     local search from the best candidate of every path. ``fixed``: values the candidates keep
     (the caller passes only the paths they allow); a path none of whose candidates keeps them
-    is not chosen. The local search works in the unit cube: the path EI
-    moves with the inner nodes' features of the shared parameters, not at the leaf GPs' length
-    scales."""
+    is not chosen. The local search works in the unit cube: the path EI moves with the inner
+    nodes' features of the shared parameters, not at the leaf GPs' length scales."""
     best_X, best_active, best_values, best_paths = [], [], [], []
     for path in paths:
         X, active, values = _scored_candidates(
