@@ -205,7 +205,6 @@ def propose(
     order = np.flatnonzero(feasible)[np.argsort(data.y[feasible], kind="stable")]
     incumbents = data.X[order[:N_INCUMBENT_STARTS]]
     sitting_out = _sitting_out(space, data, over, settings)
-    length_scales = model.length_scales()
     path = _two_step_path(
         space, data, fantasies, constraints, rng, settings, incumbents, fixed, cost, sitting_out
     )
@@ -218,7 +217,7 @@ def propose(
         incumbents,
         _searched_paths(space, path, sitting_out, fixed),
         fixed,
-        length_scales,
+        model.length_scales(),
     )
     return Proposal(X, active, values, model, path, warping)
 

@@ -131,7 +131,7 @@ def propose_pareto(
     )
     only = None if path is None else [path]
     X, active, values = _maximize(
-        acquisition, space, data, rng, settings, starts, only, fixed, models[0].length_scales()
+        acquisition, space, data, rng, settings, starts, only, fixed, model.length_scales()
     )
     return Proposal(X, active, values, model, path)
 

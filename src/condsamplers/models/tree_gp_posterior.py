@@ -339,8 +339,9 @@ class TreeGPInference:
         listed = self.layout_.columns_of(every)
         position[listed] = np.arange(len(listed))
         by_group = np.argsort(inverse, kind="stable")  # each group's rows in increasing order
-        ends = np.cumsum(np.bincount(inverse, minlength=len(first)))
-        starts = ends - np.bincount(inverse, minlength=len(first))
+        sizes = np.bincount(inverse, minlength=len(first))
+        ends = np.cumsum(sizes)
+        starts = ends - sizes
         plan = []
         for g, nodes in enumerate(paths):
             rows = torch.as_tensor(by_group[starts[g] : ends[g]])

@@ -139,7 +139,7 @@ class _Features:
     log_group_scale: np.ndarray
     #: per inner node, the ``[start, stop)`` of its features in ``z(x)``.
     node_bounds: tuple[tuple[int, int], ...] = ()
-    #: :class:`LinearRecipe` per tuple of inner nodes, built on first use.
+    #: :class:`FeatureRecipe` per tuple of inner nodes, built on first use.
     recipes: dict[tuple[int, ...], FeatureRecipe] = dataclasses.field(
         default_factory=dict, compare=False, repr=False
     )
